@@ -1,0 +1,1 @@
+"""Entities, relations and the knowledge graph (see the knowledge-graph issue)."""

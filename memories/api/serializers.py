@@ -1,0 +1,196 @@
+"""REST input and output shapes for memories. Validation of values lives in the services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from memories.models import LinkType, Memory, MemoryHistory, MemoryLink, MemoryState, MemoryType
+from memoryplatform.lib.fields import (
+    CommaListField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictFloatField,
+)
+
+
+class ScopeSerializer(serializers.Serializer):
+    user_id = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=255)
+    agent_id = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=255)
+    run_id = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=255)
+
+
+class MemoryWriteSerializer(serializers.Serializer):
+    content = StrictCharField(trim_whitespace=False)
+    memory_type = serializers.ChoiceField(choices=MemoryType.choices, required=False)
+    tags = serializers.ListField(child=StrictCharField(max_length=100), required=False)
+    confidence = StrictFloatField(min_value=0.0, max_value=1.0, required=False)
+    importance = StrictFloatField(min_value=0.0, max_value=1.0, required=False)
+    source = StrictCharField(max_length=200, required=False, allow_blank=True)
+    context = StrictCharField(required=False, allow_blank=True)
+    metadata = serializers.DictField(required=False)
+    pinned = StrictBooleanField(required=False)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class MemoryCreateSerializer(ScopeSerializer, MemoryWriteSerializer):
+    entity_names = serializers.ListField(
+        child=StrictCharField(max_length=255), required=False, default=list
+    )
+
+
+class MemoryUpdateSerializer(MemoryWriteSerializer):
+    """PATCH/PUT body; scope fields are rejected by the service with a named error."""
+
+    content = StrictCharField(required=False, trim_whitespace=False)
+    text = StrictCharField(required=False, trim_whitespace=False, help_text="mem0 alias of content")
+    user_id = StrictCharField(required=False, allow_null=True)
+    agent_id = StrictCharField(required=False, allow_null=True)
+    run_id = StrictCharField(required=False, allow_null=True)
+
+
+class MemoryFilterSerializer(ScopeSerializer):
+    memory_type = CommaListField(
+        child=serializers.ChoiceField(choices=MemoryType.choices), required=False, default=list
+    )
+    tags = CommaListField(child=StrictCharField(), required=False, default=list)
+    source = StrictCharField(required=False)
+    state = CommaListField(
+        child=serializers.ChoiceField(choices=[*MemoryState.values, "all"]),
+        required=False,
+        default=["active"],
+    )
+    created_after = serializers.DateTimeField(required=False)
+    created_before = serializers.DateTimeField(required=False)
+    min_confidence = StrictFloatField(min_value=0.0, max_value=1.0, required=False)
+    pinned = serializers.BooleanField(required=False, allow_null=True, default=None)
+
+
+class PaginationSerializer(serializers.Serializer):
+    limit = serializers.IntegerField(min_value=1, required=False)
+    offset = serializers.IntegerField(min_value=0, required=False, default=0)
+
+    def validate_limit(self, value: int) -> int:
+        if value > settings.MEMORY_MAX_PAGE_SIZE:
+            raise serializers.ValidationError(f"at most {settings.MEMORY_MAX_PAGE_SIZE}")
+        return value
+
+
+class MemoryListQuerySerializer(MemoryFilterSerializer, PaginationSerializer):
+    pass
+
+
+class MemorySerializer(serializers.ModelSerializer):
+    effective_confidence = serializers.SerializerMethodField()
+    has_embedding = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Memory
+        fields = [
+            "id",
+            "content",
+            "memory_type",
+            "tags",
+            "confidence",
+            "effective_confidence",
+            "importance",
+            "source",
+            "context",
+            "metadata",
+            "user_id",
+            "agent_id",
+            "run_id",
+            "content_hash",
+            "token_count",
+            "has_embedding",
+            "access_count",
+            "last_accessed_at",
+            "state",
+            "decay_score",
+            "pinned",
+            "expires_at",
+            "version",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+    def get_effective_confidence(self, memory: Memory) -> float | None:
+        value = getattr(memory, "effective_confidence", None)
+        return round(value, 6) if value is not None else None
+
+    def get_has_embedding(self, memory: Memory) -> bool:
+        annotated = getattr(memory, "has_vector", None)  # set by memory_queryset
+        return bool(annotated) if annotated is not None else memory.embedding is not None
+
+
+class MemoryCreatedSerializer(MemorySerializer):
+    created = serializers.SerializerMethodField()
+
+    class Meta(MemorySerializer.Meta):
+        fields = [*MemorySerializer.Meta.fields, "created"]
+        read_only_fields = fields
+
+    def get_created(self, memory: Memory) -> bool:
+        return bool(self.context.get("created"))
+
+
+class MemoryPageSerializer(serializers.Serializer):
+    results = MemorySerializer(many=True)
+    count = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()
+
+
+class HistorySerializer(serializers.ModelSerializer):
+    memory_id = serializers.UUIDField()
+    is_deleted = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MemoryHistory
+        fields = [
+            "id",
+            "memory_id",
+            "event",
+            "old_content",
+            "new_content",
+            "old_values",
+            "new_values",
+            "actor",
+            "user_id",
+            "agent_id",
+            "run_id",
+            "is_deleted",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+    def get_is_deleted(self, entry: MemoryHistory) -> bool:
+        return entry.event == "DELETE"
+
+
+class LinkSerializer(serializers.ModelSerializer):
+    from_id = serializers.UUIDField(source="from_memory_id")
+    to_id = serializers.UUIDField(source="to_memory_id")
+
+    class Meta:
+        model = MemoryLink
+        fields = ["id", "from_id", "to_id", "link_type", "strength", "metadata", "created_at"]
+        read_only_fields = fields
+
+
+class LinkCreateSerializer(serializers.Serializer):
+    to_id = serializers.UUIDField()
+    link_type = serializers.ChoiceField(choices=LinkType.choices, default=LinkType.RELATES_TO)
+    strength = StrictFloatField(min_value=0.0, max_value=1.0, default=1.0)
+    metadata = serializers.DictField(required=False, default=dict)
+
+
+class DeletedCountSerializer(serializers.Serializer):
+    deleted = serializers.IntegerField()
+
+
+def without_empty(data: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in data.items() if value is not None}

@@ -1,0 +1,166 @@
+"""REST endpoints for memories: thin layers over services and selectors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories.api.serializers import (
+    DeletedCountSerializer,
+    HistorySerializer,
+    LinkCreateSerializer,
+    LinkSerializer,
+    MemoryCreatedSerializer,
+    MemoryCreateSerializer,
+    MemoryListQuerySerializer,
+    MemoryPageSerializer,
+    MemorySerializer,
+    MemoryUpdateSerializer,
+    ScopeSerializer,
+)
+from memories.selectors.filters import MemoryFilters
+from memories.selectors.memories import memory_get, memory_history, memory_links, memory_list
+from memories.services.content import Scope
+from memories.services.links import memory_link_create, memory_link_delete
+from memories.services.memories import (
+    MemoryInput,
+    memories_delete_scope,
+    memory_create,
+    memory_delete,
+    memory_restore,
+    memory_update,
+)
+from memories.services.reset import project_reset
+from memoryplatform.lib.views import ProjectScopedMixin
+
+FILTER_FIELDS = {
+    "user_id": "user_id",
+    "agent_id": "agent_id",
+    "run_id": "run_id",
+    "memory_type": "memory_types",
+    "tags": "tags",
+    "source": "source",
+    "state": "states",
+    "created_after": "created_after",
+    "created_before": "created_before",
+    "min_confidence": "min_confidence",
+    "pinned": "pinned",
+}
+
+
+def filters_from(query: dict[str, Any]) -> MemoryFilters:
+    return MemoryFilters(
+        **{target: query[name] for name, target in FILTER_FIELDS.items() if name in query}
+    )
+
+
+class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
+    lookup_value_regex = "[^/]+"
+
+    @extend_schema(parameters=[MemoryListQuerySerializer], responses=MemoryPageSerializer)
+    def list(self, request: Request) -> Response:
+        query = self.validated(MemoryListQuerySerializer, request.query_params)
+        page = memory_list(
+            project=self.project,
+            filters=filters_from(query),
+            limit=query.get("limit") or settings.MEMORY_DEFAULT_PAGE_SIZE,
+            offset=query["offset"],
+        )
+        return Response(
+            {
+                "results": MemorySerializer(page.results, many=True).data,
+                "count": page.count,
+                "limit": page.limit,
+                "offset": page.offset,
+            }
+        )
+
+    @extend_schema(
+        request=MemoryCreateSerializer,
+        responses={201: MemoryCreatedSerializer, 200: MemoryCreatedSerializer},
+        description="Store one memory. Exact duplicate content in the same scope returns the "
+        "existing memory with `created: false` and status 200.",
+    )
+    def create(self, request: Request) -> Response:
+        data = self.validated(MemoryCreateSerializer, request.data)
+        result = memory_create(project=self.project, data=MemoryInput(**data), actor=self.actor)
+        body = MemoryCreatedSerializer(result.memory, context={"created": result.created}).data
+        return Response(
+            body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        )
+
+    @extend_schema(responses=MemorySerializer)
+    def retrieve(self, request: Request, pk: str) -> Response:
+        return Response(MemorySerializer(memory_get(project=self.project, memory_id=pk)).data)
+
+    @extend_schema(request=MemoryUpdateSerializer, responses=MemorySerializer)
+    def partial_update(self, request: Request, pk: str) -> Response:
+        changes = self.validated(MemoryUpdateSerializer, request.data)
+        if "text" in changes:  # mem0 clients send {"text": ...}
+            text = changes.pop("text")
+            changes.setdefault("content", text)
+        memory_update(project=self.project, memory_id=pk, changes=changes, actor=self.actor)
+        return self.retrieve(request, pk)
+
+    @extend_schema(request=MemoryUpdateSerializer, responses=MemorySerializer)
+    def update(self, request: Request, pk: str) -> Response:
+        return self.partial_update(request, pk)
+
+    @extend_schema(responses={204: None})
+    def destroy(self, request: Request, pk: str) -> Response:
+        memory_delete(project=self.project, memory_id=pk, actor=self.actor)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(parameters=[ScopeSerializer], responses=DeletedCountSerializer)
+    def destroy_scope(self, request: Request) -> Response:
+        scope = Scope.of(self.validated(ScopeSerializer, request.query_params), required=False)
+        deleted = memories_delete_scope(project=self.project, scope=scope, actor=self.actor)
+        return Response({"deleted": deleted})
+
+    @extend_schema(responses=HistorySerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def history(self, request: Request, pk: str) -> Response:
+        entries = memory_history(project=self.project, memory_id=pk)
+        return Response(HistorySerializer(entries, many=True).data)
+
+    @extend_schema(request=None, responses=MemorySerializer)
+    @action(detail=True, methods=["post"])
+    def restore(self, request: Request, pk: str) -> Response:
+        memory_restore(project=self.project, memory_id=pk, actor=self.actor)
+        return self.retrieve(request, pk)
+
+
+class MemoryLinkViewSet(ProjectScopedMixin, viewsets.ViewSet):
+    @extend_schema(responses=LinkSerializer(many=True))
+    def list(self, request: Request, memory_pk: str) -> Response:
+        links = memory_links(project=self.project, memory_id=memory_pk)
+        return Response(LinkSerializer(links, many=True).data)
+
+    @extend_schema(
+        request=LinkCreateSerializer, responses={201: LinkSerializer, 200: LinkSerializer}
+    )
+    def create(self, request: Request, memory_pk: str) -> Response:
+        data = self.validated(LinkCreateSerializer, request.data)
+        link, created = memory_link_create(project=self.project, from_id=memory_pk, **data)
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(LinkSerializer(link).data, status=code)
+
+    @extend_schema(responses={204: OpenApiResponse(description="deleted")})
+    def destroy(self, request: Request, memory_pk: str, pk: str) -> Response:
+        memory_link_delete(project=self.project, link_id=pk, memory_id=memory_pk)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ResetView(ProjectScopedMixin, APIView):
+    required_scopes = {None: "admin"}
+
+    @extend_schema(request=None, responses={200: dict})
+    def post(self, request: Request) -> Response:
+        return Response({"deleted": project_reset(project=self.project)})

@@ -1,0 +1,233 @@
+"""Memories, their audit history and the typed links between them."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
+
+from tenants.models import Project
+
+EMBEDDING_DIMENSIONS = 384
+TEXT_SEARCH_CONFIG = "english"
+
+
+class MemoryType(models.TextChoices):
+    FACT = "fact"
+    DECISION = "decision"
+    PREFERENCE = "preference"
+    ERROR = "error"
+    PROCEDURE = "procedure"
+    OBSERVATION = "observation"
+    LEARNING = "learning"
+    PATTERN = "pattern"
+    RELATION = "relation"
+    EPISODE = "episode"
+
+
+class MemoryState(models.TextChoices):
+    ACTIVE = "active"
+    DORMANT = "dormant"
+    ARCHIVED = "archived"
+    EXPIRED = "expired"
+
+
+class MemoryQuerySet(models.QuerySet["Memory"]):
+    def for_project(self, project: Project) -> MemoryQuerySet:
+        return self.filter(project=project)
+
+    def alive(self) -> MemoryQuerySet:
+        """Not soft-deleted: what every read sees."""
+        return self.filter(deleted_at__isnull=True)
+
+
+def _unit_interval(field: str) -> models.CheckConstraint:
+    return models.CheckConstraint(
+        condition=Q(**{f"{field}__gte": 0.0}) & Q(**{f"{field}__lte": 1.0}),
+        name=f"memory_{field}_in_unit_interval",
+    )
+
+
+class Memory(models.Model):
+    """One atomic unit of knowledge an agent stored."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memories")
+    content = models.TextField()
+    memory_type = models.CharField(
+        max_length=20, choices=MemoryType.choices, default=MemoryType.OBSERVATION
+    )
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    confidence = models.FloatField(default=1.0)
+    importance = models.FloatField(default=0.5)
+    source = models.CharField(max_length=200, blank=True, default="")
+    context = models.TextField(blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    content_hash = models.CharField(max_length=64)
+    token_count = models.PositiveIntegerField(default=0)
+
+    user_id = models.CharField(max_length=255, null=True, blank=True)
+    agent_id = models.CharField(max_length=255, null=True, blank=True)
+    run_id = models.CharField(max_length=255, null=True, blank=True)
+
+    access_count = models.PositiveIntegerField(default=0)
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+
+    state = models.CharField(max_length=10, choices=MemoryState.choices, default=MemoryState.ACTIVE)
+    decay_score = models.FloatField(default=1.0)
+    pinned = models.BooleanField(default=False)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    search_vector = models.GeneratedField(
+        expression=SearchVector("content", config=TEXT_SEARCH_CONFIG, weight="A")
+        + SearchVector(
+            Coalesce(F("context"), models.Value(""), output_field=models.TextField()),
+            config=TEXT_SEARCH_CONFIG,
+            weight="B",
+        ),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    objects = MemoryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["project", "-created_at", "-id"], name="memory_project_created"),
+            models.Index(fields=["project", "user_id"], name="memory_project_user"),
+            models.Index(fields=["project", "agent_id"], name="memory_project_agent"),
+            models.Index(fields=["project", "run_id"], name="memory_project_run"),
+            models.Index(fields=["project", "memory_type"], name="memory_project_type"),
+            models.Index(fields=["project", "state"], name="memory_project_state"),
+            GinIndex(fields=["tags"], name="memory_tags_gin"),
+            GinIndex(fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"]),
+            GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
+            HnswIndex(
+                name="memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+        ]
+        constraints = [
+            _unit_interval("confidence"),
+            _unit_interval("importance"),
+            _unit_interval("decay_score"),
+            # Exact duplicates: one live memory per content within a project and scope.
+            models.UniqueConstraint(
+                fields=["project", "content_hash", "user_id", "agent_id", "run_id"],
+                condition=Q(deleted_at__isnull=True),
+                nulls_distinct=False,
+                name="memory_unique_live_content_per_scope",
+            ),
+            models.CheckConstraint(
+                condition=Q(user_id__isnull=False)
+                | Q(agent_id__isnull=False)
+                | Q(run_id__isnull=False),
+                name="memory_has_scope",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.content[:80]
+
+
+class HistoryEvent(models.TextChoices):
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    MERGE = "MERGE"
+    RESTORE = "RESTORE"
+
+
+class MemoryHistory(models.Model):
+    """One row per change to a memory: the audit trail, oldest first."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="history")
+    event = models.CharField(max_length=10, choices=HistoryEvent.choices)
+    old_content = models.TextField(null=True, blank=True)
+    new_content = models.TextField(null=True, blank=True)
+    old_values = models.JSONField(default=dict, blank=True)
+    new_values = models.JSONField(default=dict, blank=True)
+    actor = models.CharField(max_length=255, blank=True, default="")
+    user_id = models.CharField(max_length=255, null=True, blank=True)
+    agent_id = models.CharField(max_length=255, null=True, blank=True)
+    run_id = models.CharField(max_length=255, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        verbose_name_plural = "memory history"
+        indexes = [
+            models.Index(fields=["project", "memory", "created_at"], name="history_memory_time"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event} {self.memory_id}"
+
+
+class LinkType(models.TextChoices):
+    RELATES_TO = "relates_to"
+    SUPPORTS = "supports"
+    CONTRADICTS = "contradicts"
+    SUPERSEDES = "supersedes"
+    SUPERSEDED_BY = "superseded_by"
+    CAUSED_BY = "caused_by"
+    RESOLVED_BY = "resolved_by"
+    CAUSES = "causes"
+    PART_OF = "part_of"
+    CONTAINS = "contains"
+    EXTENDS = "extends"
+    REFERENCES = "references"
+    PRECEDES = "precedes"
+    FOLLOWS = "follows"
+
+
+class MemoryLink(models.Model):
+    """A typed, directed, weighted edge between two memories of one project."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    from_memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="links_out")
+    to_memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="links_in")
+    link_type = models.CharField(max_length=20, choices=LinkType.choices)
+    strength = models.FloatField(default=1.0)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "from_memory", "to_memory", "link_type"],
+                name="memorylink_unique_per_type",
+            ),
+            models.CheckConstraint(
+                condition=~Q(from_memory=F("to_memory")), name="memorylink_not_self"
+            ),
+            models.CheckConstraint(
+                condition=Q(strength__gte=0.0) & Q(strength__lte=1.0),
+                name="memorylink_strength_in_unit_interval",
+            ),
+        ]
+        indexes = [models.Index(fields=["project", "to_memory"], name="memorylink_project_to")]
+
+    def __str__(self) -> str:
+        return f"{self.from_memory_id} -{self.link_type}-> {self.to_memory_id}"

@@ -1,0 +1,1 @@
+"""Writes to memories. Every entry point (REST, MCP, commands, jobs) calls these."""

@@ -1,0 +1,73 @@
+"""Typed links between memories of one project."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from django.db import IntegrityError, transaction
+
+from memories.models import LinkType, Memory, MemoryLink
+from memories.services.content import check_metadata, check_unit_interval
+from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, parse_uuid
+from tenants.models import Project
+
+
+def _live_memory(project: Project, memory_id: UUID | str, field: str) -> Memory:
+    pk = parse_uuid(memory_id, what="memory")
+    memory = Memory.objects.for_project(project).alive().filter(pk=pk).first()
+    if memory is None:
+        raise NotFound(f"memory {memory_id} not found", fields={field: ["not found"]})
+    return memory
+
+
+def check_link_type(value: Any) -> str:
+    if value not in LinkType.values:
+        allowed = ", ".join(LinkType.values)
+        raise InvalidInput(f"link_type must be one of {allowed}", fields={"link_type": [allowed]})
+    return str(value)
+
+
+@transaction.atomic
+def memory_link_create(
+    *,
+    project: Project,
+    from_id: UUID | str,
+    to_id: UUID | str,
+    link_type: str,
+    strength: float = 1.0,
+    metadata: dict[str, Any] | None = None,
+) -> tuple[MemoryLink, bool]:
+    """Link two memories; repeating (from, to, type) updates the link, never duplicates it."""
+    link_type = check_link_type(link_type)
+    strength = check_unit_interval("strength", strength)
+    metadata = check_metadata(metadata or {})
+    source = _live_memory(project, from_id, "from_id")
+    target = _live_memory(project, to_id, "to_id")
+    if source.pk == target.pk:
+        raise InvalidInput("a memory cannot link to itself", fields={"to_id": ["same as from_id"]})
+    try:
+        with transaction.atomic():
+            link, created = MemoryLink.objects.update_or_create(
+                project=project,
+                from_memory=source,
+                to_memory=target,
+                link_type=link_type,
+                defaults={"strength": strength, "metadata": metadata},
+            )
+    except IntegrityError as exc:
+        raise Conflict("this link was created concurrently; retry") from exc
+    return link, created
+
+
+@transaction.atomic
+def memory_link_delete(
+    *, project: Project, link_id: UUID | str, memory_id: UUID | str | None = None
+) -> None:
+    links = MemoryLink.objects.filter(project=project, pk=parse_uuid(link_id, what="link"))
+    if memory_id is not None:
+        pk = parse_uuid(memory_id, what="memory")
+        links = links.filter(from_memory_id=pk) | links.filter(to_memory_id=pk)
+    deleted, _ = links.delete()
+    if not deleted:
+        raise NotFound("link not found")

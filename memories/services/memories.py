@@ -1,0 +1,292 @@
+"""Create, update, delete and restore memories, with history on every change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memories.models import HistoryEvent, Memory, MemoryHistory
+from memories.services.content import (
+    SCOPE_FIELDS,
+    Scope,
+    check_memory_type,
+    check_metadata,
+    check_tags,
+    check_unit_interval,
+    clean_content,
+    content_hash,
+)
+from memories.services.embedding import embed_or_none
+from memoryplatform.lib.actor import Actor
+from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, parse_uuid
+from memoryplatform.lib.tokens import estimate_tokens
+from tenants.models import Project
+
+DUPLICATE_CONSTRAINT = "memory_unique_live_content_per_scope"
+
+# Fields a caller may set on create and change on update (scope is fixed at creation).
+EDITABLE_FIELDS = (
+    "content",
+    "memory_type",
+    "tags",
+    "confidence",
+    "importance",
+    "source",
+    "context",
+    "metadata",
+    "pinned",
+    "expires_at",
+)
+_CHECKS = {
+    "content": clean_content,
+    "memory_type": check_memory_type,
+    "tags": check_tags,
+    "metadata": check_metadata,
+    "confidence": lambda value: check_unit_interval("confidence", value),
+    "importance": lambda value: check_unit_interval("importance", value),
+}
+
+
+@dataclass
+class MemoryInput:
+    content: str
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+    memory_type: str = "observation"
+    tags: list[str] = field(default_factory=list)
+    confidence: float = 1.0
+    importance: float = 0.5
+    source: str = ""
+    context: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    pinned: bool = False
+    expires_at: datetime | None = None
+    entity_names: list[str] = field(default_factory=list)
+
+    def scope(self) -> Scope:
+        return Scope.of(self)
+
+
+@dataclass(frozen=True)
+class CreateResult:
+    memory: Memory
+    created: bool
+
+
+def _clean(values: dict[str, Any]) -> dict[str, Any]:
+    return {
+        name: _CHECKS[name](value) if name in _CHECKS else value for name, value in values.items()
+    }
+
+
+def _history(
+    memory: Memory,
+    event: str,
+    actor: Actor,
+    *,
+    old: dict[str, Any] | None = None,
+    new: dict[str, Any] | None = None,
+) -> MemoryHistory:
+    old, new = old or {}, new or {}
+    return MemoryHistory(
+        project_id=memory.project_id,
+        memory=memory,
+        event=event,
+        old_content=old.get("content"),
+        new_content=new.get("content"),
+        old_values=_jsonable(old),
+        new_values=_jsonable(new),
+        actor=str(actor),
+        user_id=memory.user_id,
+        agent_id=memory.agent_id,
+        run_id=memory.run_id,
+    )
+
+
+def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: value.isoformat() if isinstance(value, datetime) else value
+        for key, value in values.items()
+    }
+
+
+def find_live_duplicate(*, project: Project, digest: str, scope: Scope) -> Memory | None:
+    return (
+        Memory.objects.for_project(project)
+        .alive()
+        .filter(content_hash=digest, **scope.as_dict())
+        .first()
+    )
+
+
+def _build(project: Project, data: MemoryInput, embedding: list[float] | None) -> Memory:
+    scope = data.scope()
+    values = _clean({name: getattr(data, name) for name in EDITABLE_FIELDS})
+    return Memory(
+        project=project,
+        **values,
+        **scope.as_dict(),
+        content_hash=content_hash(values["content"]),
+        token_count=estimate_tokens(values["content"]),
+        embedding=embedding,
+    )
+
+
+def _insert(memory: Memory, actor: Actor) -> CreateResult:
+    """Insert `memory`, or return the live exact duplicate that won a race to exist."""
+    scope = Scope.of(memory)
+    existing = find_live_duplicate(project=memory.project, digest=memory.content_hash, scope=scope)
+    if existing is not None:
+        return CreateResult(existing, created=False)
+    try:
+        with transaction.atomic():
+            memory.save(force_insert=True)
+    except IntegrityError as exc:
+        if DUPLICATE_CONSTRAINT not in str(exc):
+            raise
+        winner = find_live_duplicate(
+            project=memory.project, digest=memory.content_hash, scope=scope
+        )
+        if winner is None:  # the winner was deleted meanwhile: nothing sensible to return
+            raise Conflict("a concurrent write changed this memory; retry") from exc
+        return CreateResult(winner, created=False)
+    _history(memory, HistoryEvent.ADD, actor, new=_snapshot(memory)).save()
+    return CreateResult(memory, created=True)
+
+
+def _snapshot(memory: Memory, names: tuple[str, ...] = EDITABLE_FIELDS) -> dict[str, Any]:
+    return {name: getattr(memory, name) for name in names}
+
+
+@transaction.atomic
+def memory_create(*, project: Project, data: MemoryInput, actor: Actor) -> CreateResult:
+    """Store one memory. Exact duplicates (same content, project and scope) return the
+    existing memory with created=False instead of a second row, also under concurrency."""
+    memory = _build(project, data, embedding=None)
+    existing = find_live_duplicate(project=project, digest=memory.content_hash, scope=data.scope())
+    if existing is not None:
+        return CreateResult(existing, created=False)
+    memory.embedding = embed_or_none([memory.content])[0]
+    return _insert(memory, actor)
+
+
+@transaction.atomic
+def memories_create_bulk(
+    *, project: Project, items: list[MemoryInput], actor: Actor
+) -> list[CreateResult]:
+    """Store many memories with one embedding batch; all or nothing on invalid input."""
+    memories = [_build(project, item, embedding=None) for item in items]
+    vectors = embed_or_none([memory.content for memory in memories])
+    results = []
+    for memory, vector in zip(memories, vectors, strict=True):
+        memory.embedding = vector
+        results.append(_insert(memory, actor))
+    return results
+
+
+def _get_for_write(project: Project, memory_id: UUID | str) -> Memory:
+    pk = parse_uuid(memory_id, what="memory")
+    memory = Memory.objects.for_project(project).alive().select_for_update().filter(pk=pk).first()
+    if memory is None:
+        raise NotFound("memory not found")
+    return memory
+
+
+@transaction.atomic
+def memory_update(
+    *, project: Project, memory_id: UUID | str, changes: dict[str, Any], actor: Actor
+) -> Memory:
+    """Change editable fields. New content re-hashes, re-embeds and bumps `version`."""
+    unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
+    if unknown:
+        fixed = [name for name in unknown if name in SCOPE_FIELDS]
+        message = "scope fields cannot be changed" if fixed else "unknown or read-only field"
+        raise InvalidInput(message, fields={name: [message] for name in unknown})
+    values = _clean(changes)
+    memory = _get_for_write(project, memory_id)
+    changed = {name: value for name, value in values.items() if getattr(memory, name) != value}
+    if not changed:
+        return memory
+    old = _snapshot(memory, tuple(changed))
+    for name, value in changed.items():
+        setattr(memory, name, value)
+    if "content" in changed:
+        memory.content_hash = content_hash(memory.content)
+        memory.token_count = estimate_tokens(memory.content)
+        memory.embedding = embed_or_none([memory.content])[0]
+        memory.version += 1
+    memory.updated_at = timezone.now()
+    try:
+        with transaction.atomic():
+            memory.save()
+    except IntegrityError as exc:
+        if DUPLICATE_CONSTRAINT not in str(exc):
+            raise
+        raise Conflict(
+            "another memory in this scope already has this content",
+            fields={"content": ["duplicate of an existing memory"]},
+        ) from exc
+    _history(memory, HistoryEvent.UPDATE, actor, old=old, new=changed).save()
+    return memory
+
+
+def _soft_delete(memories: list[Memory], actor: Actor, reason: str = "") -> int:
+    now = timezone.now()
+    ids = [memory.pk for memory in memories]
+    Memory.objects.filter(pk__in=ids).update(deleted_at=now, updated_at=now)
+    note = {"reason": reason} if reason else {}
+    MemoryHistory.objects.bulk_create(
+        _history(memory, HistoryEvent.DELETE, actor, old={"content": memory.content}, new=note)
+        for memory in memories
+    )
+    return len(ids)
+
+
+@transaction.atomic
+def memory_delete(
+    *, project: Project, memory_id: UUID | str, actor: Actor, reason: str = ""
+) -> None:
+    """Soft delete: the row stays for history; every read stops seeing it."""
+    _soft_delete([_get_for_write(project, memory_id)], actor, reason)
+
+
+@transaction.atomic
+def memories_delete_scope(*, project: Project, scope: Scope, actor: Actor) -> int:
+    """Delete every live memory of one scope (all given scope fields must match)."""
+    if scope.is_empty:
+        raise InvalidInput(
+            "refusing to delete without a scope: give user_id, agent_id or run_id",
+            fields={name: ["required for bulk delete"] for name in SCOPE_FIELDS},
+        )
+    memories = list(
+        Memory.objects.for_project(project).alive().filter(**scope.as_filter()).select_for_update()
+    )
+    return _soft_delete(memories, actor, reason="delete_all")
+
+
+@transaction.atomic
+def memory_restore(*, project: Project, memory_id: UUID | str, actor: Actor) -> Memory:
+    """Bring back a soft-deleted memory, unless a live duplicate took its place."""
+    memory = (
+        Memory.objects.for_project(project)
+        .filter(pk=parse_uuid(memory_id, what="memory"), deleted_at__isnull=False)
+        .select_for_update()
+        .first()
+    )
+    if memory is None:
+        raise NotFound("no deleted memory with this id")
+    memory.deleted_at = None
+    memory.updated_at = timezone.now()
+    try:
+        with transaction.atomic():
+            memory.save(update_fields=["deleted_at", "updated_at"])
+    except IntegrityError as exc:
+        raise Conflict("a live memory with the same content exists in this scope") from exc
+    _history(memory, HistoryEvent.RESTORE, actor, new={"content": memory.content}).save()
+    return memory

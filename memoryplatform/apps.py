@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class MemoryPlatformConfig(AppConfig):
+    name = "memoryplatform"
+    verbose_name = "Memory Platform"

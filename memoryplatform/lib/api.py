@@ -1,0 +1,68 @@
+"""JSON error envelope for the REST API: {"error": {"code", "message", "fields"}}."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from memoryplatform.lib.errors import ServiceError
+
+
+def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+    """Turn DRF's nested error detail into {"field.path": [messages]}."""
+    if isinstance(detail, dict):
+        out: dict[str, list[str]] = {}
+        for key, value in detail.items():
+            name = key if key != "non_field_errors" else "non_field_errors"
+            out.update(_flatten(value, f"{prefix}.{name}" if prefix else str(name)))
+        return out
+    if isinstance(detail, list):
+        if all(not isinstance(item, dict | list) for item in detail):
+            return {prefix or "non_field_errors": [str(item) for item in detail]}
+        out = {}
+        for index, item in enumerate(detail):
+            out.update(_flatten(item, f"{prefix}[{index}]" if prefix else str(index)))
+        return out
+    return {prefix or "non_field_errors": [str(detail)]}
+
+
+def error_response(
+    code: str, message: str, status_code: int, fields: dict | None = None
+) -> Response:
+    body = {"error": {"code": code, "message": message, "fields": fields or {}}}
+    return Response(body, status=status_code)
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ServiceError):
+        return error_response(exc.code, exc.message, exc.status, exc.fields)
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(
+            exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+        )
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        fields = _flatten(exc.detail)
+        names = ", ".join(sorted(fields))
+        message = f"Invalid input: {names}" if names else "Invalid input"
+        if list(fields) == ["non_field_errors"]:
+            message = fields["non_field_errors"][0]
+        body = {"error": {"code": "invalid", "message": message, "fields": fields}}
+    else:
+        code = getattr(exc, "default_code", "error")
+        detail = getattr(exc, "detail", str(exc))
+        body = {"error": {"code": code, "message": str(detail), "fields": {}}}
+    response.data = body
+    return response
+
+
+__all__ = ["error_response", "exception_handler", "status"]

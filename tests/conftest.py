@@ -1,0 +1,75 @@
+"""Shared fixtures: named tenants (alice, bob, charlie) each with their own API key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from tenants.models import Project
+from tenants.services import api_key_create, project_create
+
+
+@dataclass
+class Tenant:
+    project: Project
+    key: str
+    client: APIClient
+
+    def get(self, path: str, data: Any = None, **kwargs: Any) -> Any:
+        return self.client.get(path, data, **kwargs)
+
+    def post(self, path: str, data: Any = None, **kwargs: Any) -> Any:
+        return self.client.post(path, data, format="json", **kwargs)
+
+    def patch(self, path: str, data: Any = None, **kwargs: Any) -> Any:
+        return self.client.patch(path, data, format="json", **kwargs)
+
+    def put(self, path: str, data: Any = None, **kwargs: Any) -> Any:
+        return self.client.put(path, data, format="json", **kwargs)
+
+    def delete(self, path: str, **kwargs: Any) -> Any:
+        return self.client.delete(path, **kwargs)
+
+
+def make_tenant(slug: str, scopes: list[str] | None = None) -> Tenant:
+    project = Project.objects.filter(slug=slug).first() or project_create(slug=slug)
+    issued = api_key_create(project=project, scopes=scopes or ["read", "write", "admin"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.raw_key}")
+    return Tenant(project=project, key=issued.raw_key, client=client)
+
+
+@pytest.fixture
+def alice(db: None) -> Tenant:
+    return make_tenant("alice")
+
+
+@pytest.fixture
+def bob(db: None) -> Tenant:
+    return make_tenant("bob")
+
+
+@pytest.fixture
+def charlie(db: None) -> Tenant:
+    return make_tenant("charlie")
+
+
+@pytest.fixture
+def anonymous() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def remember(alice: Tenant):
+    """Store a memory for alice through the API and return its JSON."""
+
+    def _remember(content: str, **fields: Any) -> dict[str, Any]:
+        fields.setdefault("user_id", "u1")
+        response = alice.post("/api/v1/memories/", {"content": content, **fields})
+        assert response.status_code in (200, 201), response.json()
+        return response.json()
+
+    return _remember
