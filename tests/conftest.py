@@ -73,3 +73,16 @@ def remember(alice: Tenant):
         return response.json()
 
     return _remember
+
+
+@pytest.fixture
+def fake_openai(settings):
+    """A local OpenAI-compatible server, configured as the platform's LLM."""
+    from tests.fakes.openai_server import FakeOpenAI
+
+    with FakeOpenAI() as fake:
+        settings.MEMORY_LLM_BASE_URL = fake.base_url
+        settings.MEMORY_LLM_API_KEY = "test-key"
+        settings.MEMORY_LLM_MAX_RETRIES = 2
+        settings.MEMORY_LLM_TIMEOUT = 5.0
+        yield fake
