@@ -1,7 +1,11 @@
-"""Websocket routes (the live feed joins here)."""
+"""Websocket routes."""
 
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import path
 
-websocket_urlpatterns: list[URLPattern] = []
+from memoryplatform.consumers import EventsConsumer
+
+websocket_urlpatterns = [
+    path("ws/events/", EventsConsumer.as_asgi()),
+]

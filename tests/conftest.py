@@ -86,3 +86,9 @@ def fake_openai(settings):
         settings.MEMORY_LLM_MAX_RETRIES = 2
         settings.MEMORY_LLM_TIMEOUT = 5.0
         yield fake
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests (`@pytest.mark.anyio`) run on asyncio, like daphne and uvicorn."""
+    return "asyncio"

@@ -22,6 +22,7 @@ from memories.services.content import (
     content_hash,
 )
 from memories.services.embedding import embed_or_none
+from memoryplatform.events import EventType, emit
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, parse_uuid
 from memoryplatform.lib.tokens import estimate_tokens
@@ -116,6 +117,15 @@ def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _emit(project: Project, memory: Memory, type: EventType, **data: Any) -> None:
+    emit(
+        project_id=project.pk,
+        project_slug=project.slug,
+        type=type,
+        data={"id": str(memory.pk), **data},
+    )
+
+
 def find_live_duplicate(*, project: Project, digest: str, scope: Scope) -> Memory | None:
     return (
         Memory.objects.for_project(project)
@@ -157,6 +167,13 @@ def _insert(memory: Memory, actor: Actor) -> CreateResult:
             raise Conflict("a concurrent write changed this memory; retry") from exc
         return CreateResult(winner, created=False)
     _history(memory, HistoryEvent.ADD, actor, new=_snapshot(memory)).save()
+    _emit(
+        memory.project,
+        memory,
+        "memory_created",
+        content=memory.content,
+        memory_type=memory.memory_type,
+    )
     return CreateResult(memory, created=True)
 
 
@@ -233,10 +250,11 @@ def memory_update(
             fields={"content": ["duplicate of an existing memory"]},
         ) from exc
     _history(memory, HistoryEvent.UPDATE, actor, old=old, new=changed).save()
+    _emit(project, memory, "memory_updated", changes=sorted(changed), version=memory.version)
     return memory
 
 
-def _soft_delete(memories: list[Memory], actor: Actor, reason: str = "") -> int:
+def _soft_delete(project: Project, memories: list[Memory], actor: Actor, reason: str = "") -> int:
     now = timezone.now()
     ids = [memory.pk for memory in memories]
     Memory.objects.filter(pk__in=ids).update(deleted_at=now, updated_at=now)
@@ -245,6 +263,8 @@ def _soft_delete(memories: list[Memory], actor: Actor, reason: str = "") -> int:
         _history(memory, HistoryEvent.DELETE, actor, old={"content": memory.content}, new=note)
         for memory in memories
     )
+    for memory in memories:
+        _emit(project, memory, "memory_deleted")
     return len(ids)
 
 
@@ -253,7 +273,7 @@ def memory_delete(
     *, project: Project, memory_id: UUID | str, actor: Actor, reason: str = ""
 ) -> None:
     """Soft delete: the row stays for history; every read stops seeing it."""
-    _soft_delete([_get_for_write(project, memory_id)], actor, reason)
+    _soft_delete(project, [_get_for_write(project, memory_id)], actor, reason)
 
 
 @transaction.atomic
@@ -267,7 +287,7 @@ def memories_delete_scope(*, project: Project, scope: Scope, actor: Actor) -> in
     memories = list(
         Memory.objects.for_project(project).alive().filter(**scope.as_filter()).select_for_update()
     )
-    return _soft_delete(memories, actor, reason="delete_all")
+    return _soft_delete(project, memories, actor, reason="delete_all")
 
 
 @transaction.atomic
@@ -289,4 +309,5 @@ def memory_restore(*, project: Project, memory_id: UUID | str, actor: Actor) -> 
     except IntegrityError as exc:
         raise Conflict("a live memory with the same content exists in this scope") from exc
     _history(memory, HistoryEvent.RESTORE, actor, new={"content": memory.content}).save()
+    _emit(project, memory, "memory_restored")
     return memory

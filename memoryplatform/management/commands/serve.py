@@ -25,11 +25,15 @@ class Command(BaseCommand):
         if not options["no_migrate"]:
             call_command("migrate", interactive=False, verbosity=1)
         if not options["no_worker"]:
-            worker = subprocess.Popen([sys.executable, str(settings.BASE_DIR / "manage.py"), "qcluster"])
+            worker = subprocess.Popen(
+                [sys.executable, str(settings.BASE_DIR / "manage.py"), "qcluster"]
+            )
             atexit.register(worker.terminate)
         from daphne.cli import CommandLineInterface
 
-        self.stderr.write(f"Serving on http://{options['host']}:{options['port']}/ (API docs at /api/docs/)")
+        self.stderr.write(
+            f"Serving on http://{options['host']}:{options['port']}/ (API docs at /api/docs/)"
+        )
         CommandLineInterface().run(
             ["-b", options["host"], "-p", str(options["port"]), "memoryplatform.asgi:application"]
         )
