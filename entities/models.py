@@ -1,1 +1,190 @@
-"""Entities, relations and the knowledge graph (see the knowledge-graph issue)."""
+"""Entities, the typed, weighted, time-bounded relations between them, and their memories."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
+
+from memories.models import EMBEDDING_DIMENSIONS, Memory
+from tenants.models import Project
+
+
+class EntityType(models.TextChoices):
+    PERSON = "person"
+    ORGANIZATION = "organization"
+    PROJECT = "project"
+    CONCEPT = "concept"
+    LOCATION = "location"
+    TECHNOLOGY = "technology"
+    EVENT = "event"
+    PRODUCT = "product"
+    UNKNOWN = "unknown"
+
+
+# The seed's active-voice vocabulary; any other snake_case type is accepted too.
+KNOWN_RELATION_TYPES = (
+    "works_at",
+    "manages",
+    "reports_to",
+    "collaborates_with",
+    "uses",
+    "implements",
+    "depends_on",
+    "related_to",
+    "located_in",
+    "part_of",
+    "created_by",
+)
+
+
+class EntityQuerySet(models.QuerySet["Entity"]):
+    def for_project(self, project: Project) -> EntityQuerySet:
+        return self.filter(project=project)
+
+
+def _unit_interval(model: str, field: str) -> models.CheckConstraint:
+    return models.CheckConstraint(
+        condition=Q(**{f"{field}__gte": 0.0}) & Q(**{f"{field}__lte": 1.0}),
+        name=f"{model}_{field}_in_unit_interval",
+    )
+
+
+class Entity(models.Model):
+    """A named thing memories talk about: a person, an organisation, a technology..."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="entities")
+    name = models.CharField(max_length=255)
+    # casefolded, white space collapsed: what "the same name" means
+    normalized_name = models.CharField(max_length=255)
+    entity_type = models.CharField(
+        max_length=20, choices=EntityType.choices, default=EntityType.UNKNOWN
+    )
+    description = models.TextField(blank=True, default="")
+    aliases = ArrayField(models.CharField(max_length=255), default=list, blank=True)
+    # normalised name + normalised aliases, maintained by the services: one GIN lookup
+    lookup_keys = ArrayField(models.CharField(max_length=255), default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    memories = models.ManyToManyField(Memory, through="EntityMemory", related_name="entities")
+
+    objects = EntityQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name", "id"]
+        verbose_name_plural = "entities"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "normalized_name", "entity_type"],
+                name="entity_unique_name_type_per_project",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["project", "entity_type"], name="entity_project_type"),
+            GinIndex(fields=["lookup_keys"], name="entity_lookup_keys_gin"),
+            GinIndex(
+                fields=["normalized_name"], opclasses=["gin_trgm_ops"], name="entity_name_trgm"
+            ),
+            HnswIndex(
+                name="entity_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.entity_type})"
+
+
+class RelationQuerySet(models.QuerySet["Relation"]):
+    def for_project(self, project: Project) -> RelationQuerySet:
+        return self.filter(project=project)
+
+    def open(self) -> RelationQuerySet:
+        """Not closed: no end of validity and not invalidated by a later fact."""
+        return self.filter(valid_to__isnull=True, invalidated_at__isnull=True)
+
+
+class Relation(models.Model):
+    """A directed, typed, weighted edge between two entities, valid over a period of time.
+
+    `valid_from`/`valid_to` bound when the fact holds in the world; `invalidated_at` records
+    when a contradicting fact closed it. Closed relations stay for "as of" questions."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    source = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="relations_out")
+    target = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="relations_in")
+    relation_type = models.CharField(max_length=100)
+    strength = models.FloatField(default=0.5)
+    confidence = models.FloatField(default=1.0)
+    context = models.TextField(blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    valid_from = models.DateTimeField(default=timezone.now)
+    valid_to = models.DateTimeField(null=True, blank=True)
+    invalidated_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    objects = RelationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "source", "target", "relation_type"],
+                condition=Q(valid_to__isnull=True, invalidated_at__isnull=True),
+                name="relation_unique_open_per_type",
+            ),
+            models.CheckConstraint(condition=~Q(source=F("target")), name="relation_not_self"),
+            _unit_interval("relation", "strength"),
+            _unit_interval("relation", "confidence"),
+            models.CheckConstraint(
+                condition=Q(valid_to__isnull=True) | Q(valid_to__gte=F("valid_from")),
+                name="relation_valid_period_ordered",
+            ),
+        ]
+        indexes = [
+            # traversal walks both ways; these carry the filters so the walk stays in the index
+            models.Index(
+                fields=["source", "relation_type", "strength"], name="relation_source_walk"
+            ),
+            models.Index(
+                fields=["target", "relation_type", "strength"], name="relation_target_walk"
+            ),
+            models.Index(fields=["project", "relation_type"], name="relation_project_type"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} -{self.relation_type}-> {self.target_id}"
+
+
+class EntityMemory(models.Model):
+    """A memory mentions (is about) an entity, with a relevance in [0, 1]."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="memory_links")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="entity_links")
+    relevance = models.FloatField(default=1.0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-relevance", "created_at", "id"]
+        verbose_name_plural = "entity memories"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "entity", "memory"], name="entitymemory_unique_per_project"
+            ),
+            _unit_interval("entitymemory", "relevance"),
+        ]
+        indexes = [models.Index(fields=["memory"], name="entitymemory_memory")]
+
+    def __str__(self) -> str:
+        return f"{self.entity_id} ~ {self.memory_id}"
