@@ -231,3 +231,71 @@ class MemoryLink(models.Model):
 
     def __str__(self) -> str:
         return f"{self.from_memory_id} -{self.link_type}-> {self.to_memory_id}"
+
+
+class ContradictionStatus(models.TextChoices):
+    OPEN = "open"
+    RESOLVED = "resolved"
+
+
+class ContradictionResolution(models.TextChoices):
+    KEEP_A = "keep_a"
+    KEEP_B = "keep_b"
+    KEEP_BOTH = "keep_both"
+    MERGE = "merge"
+
+
+class ContradictionReview(models.Model):
+    """Two memories that seem to contradict each other, waiting for a human (or agent) call.
+
+    Nothing is deleted when a contradiction is found: the pair gets a `contradicts` link and
+    this record; resolving it decides which memory survives."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    memory_a = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    memory_b = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    similarity = models.FloatField(default=0.0)
+    cues = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    detected_by = models.CharField(max_length=20, default="heuristic")  # heuristic | llm
+    reason = models.TextField(blank=True, default="")
+    status = models.CharField(
+        max_length=10, choices=ContradictionStatus.choices, default=ContradictionStatus.OPEN
+    )
+    resolution = models.CharField(
+        max_length=10, choices=ContradictionResolution.choices, null=True, blank=True
+    )
+    resolved_by = models.CharField(max_length=255, blank=True, default="")
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    note = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "memory_a", "memory_b"], name="contradiction_unique_pair"
+            ),
+            models.CheckConstraint(
+                condition=~Q(memory_a=F("memory_b")), name="contradiction_not_self"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["project", "status", "-created_at"], name="contradiction_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.memory_a_id} ⟂ {self.memory_b_id} ({self.status})"
+
+
+class MaintenanceState(models.Model):
+    """Per-project bookkeeping of the background jobs (one row per project)."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="+")
+    inserts_since_consolidation = models.PositiveIntegerField(default=0)
+    last_consolidation_at = models.DateTimeField(null=True, blank=True)
+    last_decay_at = models.DateTimeField(null=True, blank=True)
+    last_prune_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"maintenance of {self.project_id}"
