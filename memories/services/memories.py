@@ -188,9 +188,20 @@ def memory_create(*, project: Project, data: MemoryInput, actor: Actor) -> Creat
     memory = _build(project, data, embedding=None)
     existing = find_live_duplicate(project=project, digest=memory.content_hash, scope=data.scope())
     if existing is not None:
-        return CreateResult(existing, created=False)
-    memory.embedding = embed_or_none([memory.content])[0]
-    return _insert(memory, actor)
+        result = CreateResult(existing, created=False)
+    else:
+        memory.embedding = embed_or_none([memory.content])[0]
+        result = _insert(memory, actor)
+    _update_graph(project, [result], [data])
+    return result
+
+
+def _update_graph(project: Project, results: list[CreateResult], items: list[MemoryInput]) -> None:
+    """Link `entity_names` and extract entities/relations from new memories (entities app)."""
+    from entities.services.memory_graph import memories_stored
+
+    stored = [(r.memory, r.created, i.entity_names) for r, i in zip(results, items, strict=True)]
+    memories_stored(project=project, stored=stored)
 
 
 @transaction.atomic
@@ -204,6 +215,7 @@ def memories_create_bulk(
     for memory, vector in zip(memories, vectors, strict=True):
         memory.embedding = vector
         results.append(_insert(memory, actor))
+    _update_graph(project, results, items)
     return results
 
 

@@ -11,7 +11,10 @@ from tenants.models import Project
 @transaction.atomic
 def project_reset(*, project: Project) -> dict[str, int]:
     """Hard-delete everything the project stored. Keys and the project itself remain."""
+    from entities.services.graph import graph_reset
+
     counts = {
+        **graph_reset(project=project),
         "links": MemoryLink.objects.filter(project=project).delete()[0],
         "history": MemoryHistory.objects.filter(project=project).delete()[0],
     }

@@ -203,6 +203,12 @@ MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "gpt-4o-mini")
 MEMORY_LLM_TIMEOUT = env_float("MEMORY_LLM_TIMEOUT", 30.0, minimum=0.1)
 MEMORY_LLM_MAX_RETRIES = env_int("MEMORY_LLM_MAX_RETRIES", 3, minimum=0)
 
+# Knowledge graph: entity/relation extraction on store. auto = offline extractor inline,
+# LLM extractor as a background job; sync/async force one; off disables extraction.
+MEMORY_GRAPH_EXTRACTION = env_choice(
+    "MEMORY_GRAPH_EXTRACTION", "auto", {"auto", "sync", "async", "off"}
+)
+
 LOG_LEVEL = env_str("MEMORY_LOG_LEVEL", "INFO").upper()
 LOGGING = {
     "version": 1,

@@ -1,0 +1,1 @@
+"""Reads of the knowledge graph: entities, relations, traversal, graph search, analytics."""

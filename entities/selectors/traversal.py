@@ -1,0 +1,313 @@
+"""Graph walks as PostgreSQL recursive CTEs: entities over relations, memories over links.
+
+The walk is a level-by-level BFS: each step of the recursion carries the whole frontier and
+the visited set as arrays, so a node is expanded once however many paths reach it (cycle-safe,
+linear in the edges touched, unlike path-enumerating CTEs that explode on dense graphs).
+When a level would exceed `max_nodes`, its strongest-connected nodes are kept."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from django.db import connection
+from django.db.models import F, Q, Window
+from django.db.models.functions import RowNumber
+from django.utils import timezone
+
+from entities.models import Entity, EntityMemory, Relation
+from entities.selectors.entities import entity_get
+from memories.models import Memory, MemoryLink
+from memories.selectors.memories import memory_get, memory_queryset
+from memoryplatform.lib.errors import InvalidInput
+from tenants.models import Project
+
+Direction = Literal["out", "in", "both"]
+DIRECTIONS = ("out", "in", "both")
+MAX_DEPTH = 5
+MAX_NODES = 1000
+CAUSAL_LINK_TYPES = ("caused_by", "causes", "resolved_by")
+
+
+@dataclass(frozen=True)
+class _Walk:
+    """Where the edges live and how to read them; the values are SQL identifiers we own."""
+
+    edge_table: str
+    source: str
+    target: str
+    kind: str
+    id_type: str
+    node_join: str = ""  # extra join/filter on the reached node (e.g. live memories only)
+
+
+_ENTITY_WALK = _Walk(
+    edge_table=Relation._meta.db_table,
+    source="source_id",
+    target="target_id",
+    kind="relation_type",
+    id_type="bigint",
+)
+_MEMORY_WALK = _Walk(
+    edge_table=MemoryLink._meta.db_table,
+    source="from_memory_id",
+    target="to_memory_id",
+    kind="link_type",
+    id_type="uuid",
+    node_join=f"JOIN {Memory._meta.db_table} m ON m.id = x.id AND m.deleted_at IS NULL",
+)
+
+
+def _step_sql(walk: _Walk, near: str, far: str, edge_filter: str) -> str:
+    return (
+        f"SELECT e.{far} AS id, e.strength FROM {walk.edge_table} e "
+        f"WHERE e.{near} = ANY(b.frontier) AND {edge_filter}"
+    )
+
+
+def _bfs_sql(walk: _Walk, direction: Direction, edge_filter: str) -> str:
+    steps = []
+    if direction in ("out", "both"):
+        steps.append(_step_sql(walk, walk.source, walk.target, edge_filter))
+    if direction in ("in", "both"):
+        steps.append(_step_sql(walk, walk.target, walk.source, edge_filter))
+    candidates = " UNION ALL ".join(steps)
+    return f"""
+    WITH RECURSIVE bfs(depth, frontier, visited) AS (
+        SELECT 0, ARRAY[%(start)s::{walk.id_type}], ARRAY[%(start)s::{walk.id_type}]
+      UNION ALL
+        SELECT b.depth + 1, n.ids, b.visited || n.ids
+        FROM bfs b
+        CROSS JOIN LATERAL (
+            SELECT array_agg(c.id ORDER BY c.best DESC, c.id) AS ids
+            FROM (
+                SELECT x.id, max(x.strength) AS best
+                FROM ({candidates}) x
+                {walk.node_join}
+                WHERE x.id <> ALL(b.visited)
+                GROUP BY x.id
+                ORDER BY best DESC, x.id
+                LIMIT %(max_nodes)s - cardinality(b.visited)
+            ) c
+        ) n
+        WHERE b.depth < %(depth)s
+          AND cardinality(b.visited) < %(max_nodes)s
+          AND n.ids IS NOT NULL
+    )
+    SELECT u.id, b.depth FROM bfs b CROSS JOIN LATERAL unnest(b.frontier) AS u(id)
+    """
+
+
+def _bfs(walk: _Walk, *, direction: Direction, edge_filter: str, params: dict[str, Any]) -> dict:
+    """{node id: hop count} reached from params["start"]."""
+    with connection.cursor() as cursor:
+        cursor.execute(_bfs_sql(walk, direction, edge_filter), params)
+        return {node: depth for node, depth in cursor.fetchall()}
+
+
+def check_walk(*, depth: int, max_nodes: int, direction: str) -> None:
+    problems = {}
+    if not 0 <= depth <= MAX_DEPTH:
+        problems["depth"] = [f"between 0 and {MAX_DEPTH}"]
+    if not 1 <= max_nodes <= MAX_NODES:
+        problems["max_nodes"] = [f"between 1 and {MAX_NODES}"]
+    if direction not in DIRECTIONS:
+        problems["direction"] = ["one of out, in, both"]
+    if problems:
+        raise InvalidInput("invalid traversal parameters", fields=problems)
+
+
+# --- entities ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RelationFilter:
+    """Which relations a walk may follow."""
+
+    min_strength: float = 0.0
+    relation_types: list[str] | None = None
+    as_of: datetime | None = None  # None: valid now
+
+    def sql(self) -> str:
+        types = "AND e.relation_type = ANY(%(types)s)" if self.relation_types else ""
+        return (
+            "e.project_id = %(project)s AND e.strength >= %(min_strength)s "
+            "AND e.valid_from <= %(as_of)s AND (e.valid_to IS NULL OR e.valid_to > %(as_of)s) "
+            + types
+        )
+
+    def params(self, project: Project) -> dict[str, Any]:
+        return {
+            "project": project.pk,
+            "min_strength": self.min_strength,
+            "as_of": self.as_of or timezone.now(),
+            "types": list(self.relation_types or []),
+        }
+
+    def q(self, project: Project) -> Q:
+        as_of = self.as_of or timezone.now()
+        q = Q(project=project, strength__gte=self.min_strength, valid_from__lte=as_of)
+        q &= Q(valid_to__isnull=True) | Q(valid_to__gt=as_of)
+        if self.relation_types:
+            q &= Q(relation_type__in=self.relation_types)
+        return q
+
+
+def entity_reach(
+    *,
+    project: Project,
+    entity_ids: list[int],
+    depth: int,
+    relations: RelationFilter,
+    direction: Direction = "both",
+    max_nodes: int = MAX_NODES,
+) -> dict[int, int]:
+    """{entity id: hops} for every entity within `depth` hops of any start entity."""
+    reach: dict[int, int] = {}
+    for start in entity_ids:  # one walk per start; queries usually name one or two entities
+        params = {**relations.params(project), "start": start}
+        params.update(depth=depth, max_nodes=max_nodes)
+        found = _bfs(_ENTITY_WALK, direction=direction, edge_filter=relations.sql(), params=params)
+        for node, hops in found.items():
+            reach[node] = min(hops, reach.get(node, hops))
+    return reach
+
+
+@dataclass
+class Subgraph:
+    center: Entity
+    nodes: list[Entity]  # each carries `.depth`
+    edges: list[Relation]
+    memories: dict[int, list[Memory]] = field(default_factory=dict)  # entity id -> memories
+
+
+def entity_subgraph(
+    *,
+    project: Project,
+    entity_id: int | str,
+    depth: int = 1,
+    relations: RelationFilter | None = None,
+    direction: Direction = "both",
+    max_nodes: int = 100,
+    include_memories: bool = False,
+    memories_per_node: int = 5,
+) -> Subgraph:
+    """The entities within `depth` hops of one entity, the relations among them, and
+    optionally each node's most relevant live memories."""
+    check_walk(depth=depth, max_nodes=max_nodes, direction=direction)
+    relations = relations or RelationFilter()
+    center = entity_get(project=project, entity_id=entity_id)
+    reach = entity_reach(
+        project=project,
+        entity_ids=[center.pk],
+        depth=depth,
+        relations=relations,
+        direction=direction,
+        max_nodes=max_nodes,
+    )
+    nodes = list(Entity.objects.filter(project=project, pk__in=reach).defer("embedding"))
+    for node in nodes:
+        node.depth = reach[node.pk]  # type: ignore[attr-defined]
+    nodes.sort(key=lambda node: (node.depth, node.name.casefold(), node.pk))  # type: ignore[attr-defined]
+    edges = list(
+        Relation.objects.filter(relations.q(project))
+        .filter(source_id__in=reach, target_id__in=reach)
+        .order_by("-strength", "id")
+    )
+    memories = entity_top_memories(
+        project=project, entity_ids=list(reach), per_entity=memories_per_node
+    )
+    return Subgraph(center, nodes, edges, memories if include_memories else {})
+
+
+def entity_top_memories(
+    *, project: Project, entity_ids: list[int], per_entity: int
+) -> dict[int, list[Memory]]:
+    """The `per_entity` most relevant live memories of each entity, newest first on ties."""
+    if not entity_ids or per_entity <= 0:
+        return {}
+    rank = Window(
+        RowNumber(),
+        partition_by=[F("entity_id")],
+        order_by=[F("relevance").desc(), F("memory__created_at").desc()],
+    )
+    links = list(
+        EntityMemory.objects.filter(project=project, entity_id__in=entity_ids)
+        .filter(memory__deleted_at__isnull=True)
+        .annotate(rank=rank)
+        .filter(rank__lte=per_entity)
+        .values_list("entity_id", "memory_id")
+    )
+    found = {m.pk: m for m in memory_queryset(project=project).filter(pk__in=[m for _, m in links])}
+    out: dict[int, list[Memory]] = {}
+    for entity_pk, memory_pk in links:
+        if memory_pk in found:
+            out.setdefault(entity_pk, []).append(found[memory_pk])
+    return out
+
+
+# --- memories --------------------------------------------------------------------------------
+
+
+@dataclass
+class MemoryGraph:
+    center: Memory
+    nodes: list[Memory]  # each carries `.depth`
+    edges: list[MemoryLink]
+
+
+def memory_traverse(
+    *,
+    project: Project,
+    memory_id: UUID | str,
+    depth: int = 2,
+    link_types: list[str] | None = None,
+    direction: Direction = "both",
+    min_strength: float = 0.0,
+    max_nodes: int = 100,
+) -> MemoryGraph:
+    """Memories reachable over typed links (seed `memory_traverse`), live ones only."""
+    check_walk(depth=depth, max_nodes=max_nodes, direction=direction)
+    center = memory_get(project=project, memory_id=memory_id)
+    edge_filter = "e.project_id = %(project)s AND e.strength >= %(min_strength)s"
+    if link_types:
+        edge_filter += " AND e.link_type = ANY(%(types)s)"
+    params = {
+        "project": project.pk,
+        "min_strength": min_strength,
+        "types": list(link_types or []),
+        "start": center.pk,
+        "depth": depth,
+        "max_nodes": max_nodes,
+    }
+    reach = _bfs(_MEMORY_WALK, direction=direction, edge_filter=edge_filter, params=params)
+    nodes = list(memory_queryset(project=project).filter(pk__in=reach))
+    for node in nodes:
+        node.depth = reach[node.pk]  # type: ignore[attr-defined]
+    nodes.sort(key=lambda node: (node.depth, -node.created_at.timestamp()))  # type: ignore[attr-defined]
+    edges = MemoryLink.objects.filter(
+        project=project,
+        from_memory_id__in=reach,
+        to_memory_id__in=reach,
+        strength__gte=min_strength,
+    )
+    if link_types:
+        edges = edges.filter(link_type__in=link_types)
+    return MemoryGraph(center, nodes, list(edges.order_by("-strength", "created_at")))
+
+
+def memory_causal_chain(
+    *, project: Project, memory_id: UUID | str, depth: int = 3, max_nodes: int = 100
+) -> MemoryGraph:
+    """Causes and resolutions around a memory, typically an `error` (Memento `graph_explore`):
+    the walk follows only caused_by / causes / resolved_by links, both ways."""
+    return memory_traverse(
+        project=project,
+        memory_id=memory_id,
+        depth=depth,
+        link_types=list(CAUSAL_LINK_TYPES),
+        direction="both",
+        max_nodes=max_nodes,
+    )

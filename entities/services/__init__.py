@@ -1,0 +1,1 @@
+"""Writes to the knowledge graph: entities, relations, memory links and extraction."""

@@ -1,0 +1,354 @@
+"""Create, resolve, update and delete entities.
+
+Two ways in: an explicit create (deduplicated by normalised name and type, as the seed asks)
+and `entities_resolve`, used by everything automatic (names on a memory, bulk by name,
+extraction), which also matches aliases, upgrades an `unknown` entity once its type is known,
+and merges near-duplicates (embedding similarity ≥ MERGE_SIMILARITY) instead of copying."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+from pgvector.django import CosineDistance
+
+from entities.models import Entity, EntityType
+from memories.services.content import check_metadata
+from memories.services.embedding import embed_or_none
+from memoryplatform.events import emit
+from memoryplatform.lib.actor import Actor
+from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound
+from tenants.models import Project
+
+MERGE_SIMILARITY = 0.95
+MAX_NAME_LENGTH = 255
+_WHITESPACE = re.compile(r"\s+")
+
+
+def normalize_name(name: str) -> str:
+    """What counts as "the same name": case and white space folded."""
+    return _WHITESPACE.sub(" ", name).strip().casefold()
+
+
+def check_name(value: Any, field_name: str = "name") -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(
+            f"{field_name} must be a non-empty string", fields={field_name: ["required"]}
+        )
+    name = _WHITESPACE.sub(" ", value).strip()
+    if len(name) > MAX_NAME_LENGTH:
+        raise InvalidInput(
+            f"{field_name} is longer than {MAX_NAME_LENGTH} characters",
+            fields={field_name: [f"at most {MAX_NAME_LENGTH} characters"]},
+        )
+    return name
+
+
+def check_entity_type(value: Any) -> str:
+    if value not in EntityType.values:
+        allowed = ", ".join(EntityType.values)
+        raise InvalidInput(
+            f"entity_type must be one of {allowed}", fields={"entity_type": [f"one of {allowed}"]}
+        )
+    return str(value)
+
+
+def check_aliases(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise InvalidInput("aliases must be a list of strings", fields={"aliases": ["strings"]})
+    return list(dict.fromkeys(check_name(item, "aliases") for item in value))
+
+
+def parse_entity_id(value: Any) -> int:
+    """An entity id from user input; anything malformed is simply "not found"."""
+    try:
+        return int(str(value))
+    except (TypeError, ValueError) as exc:
+        raise NotFound("entity not found") from exc
+
+
+def _keys(name: str, aliases: list[str]) -> list[str]:
+    return list(dict.fromkeys(normalize_name(text) for text in [name, *aliases]))
+
+
+def _embedding_text(name: str, description: str) -> str:
+    return f"{name}: {description}" if description else name
+
+
+def _emit_created(entity: Entity) -> None:
+    emit(
+        project_id=entity.project_id,
+        project_slug=entity.project.slug,
+        type="entity_created",
+        data={"id": entity.pk, "name": entity.name, "entity_type": entity.entity_type},
+    )
+
+
+@dataclass
+class EntitySpec:
+    """An entity as named by a caller or an extractor, before it is matched or created."""
+
+    name: str
+    entity_type: str = EntityType.UNKNOWN
+    description: str = ""
+    aliases: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def cleaned(self) -> EntitySpec:
+        return EntitySpec(
+            name=check_name(self.name),
+            entity_type=check_entity_type(self.entity_type or EntityType.UNKNOWN),
+            description=self.description if isinstance(self.description, str) else "",
+            aliases=check_aliases(self.aliases or []),
+            metadata=check_metadata(self.metadata or {}),
+        )
+
+
+def entity_get_for_write(*, project: Project, entity_id: int | str) -> Entity:
+    entity = (
+        Entity.objects.for_project(project)
+        .select_for_update()
+        .filter(pk=parse_entity_id(entity_id))
+        .first()
+    )
+    if entity is None:
+        raise NotFound("entity not found")
+    return entity
+
+
+def _insert(project: Project, spec: EntitySpec, embedding: list[float] | None) -> Entity:
+    entity = Entity(
+        project=project,
+        name=spec.name,
+        normalized_name=normalize_name(spec.name),
+        entity_type=spec.entity_type,
+        description=spec.description,
+        aliases=spec.aliases,
+        lookup_keys=_keys(spec.name, spec.aliases),
+        metadata=spec.metadata,
+        embedding=embedding,
+    )
+    entity.save(force_insert=True)
+    _emit_created(entity)
+    return entity
+
+
+@transaction.atomic
+def entity_create(*, project: Project, spec: EntitySpec) -> tuple[Entity, bool]:
+    """Create one entity with its embedding; the same (name, type) returns the existing one."""
+    spec = spec.cleaned()
+    existing = (
+        Entity.objects.for_project(project)
+        .filter(normalized_name=normalize_name(spec.name), entity_type=spec.entity_type)
+        .first()
+    )
+    if existing is not None:
+        return _absorb(existing, spec), False
+    vector = embed_or_none([_embedding_text(spec.name, spec.description)])[0]
+    try:
+        with transaction.atomic():
+            return _insert(project, spec, vector), True
+    except IntegrityError as exc:  # a concurrent create won the race
+        winner = (
+            Entity.objects.for_project(project)
+            .filter(normalized_name=normalize_name(spec.name), entity_type=spec.entity_type)
+            .first()
+        )
+        if winner is None:
+            raise Conflict("this entity was changed concurrently; retry") from exc
+        return winner, False
+
+
+def _absorb(entity: Entity, spec: EntitySpec, *, alias: str | None = None) -> Entity:
+    """Fold what a new mention adds (description, aliases, metadata, a type) into `entity`."""
+    changed: list[str] = []
+    if spec.description and not entity.description:
+        entity.description = spec.description
+        changed.append("description")
+    new_aliases = [
+        name
+        for name in [*spec.aliases, *([alias] if alias else [])]
+        if normalize_name(name) not in entity.lookup_keys
+    ]
+    if new_aliases:
+        entity.aliases = [*entity.aliases, *new_aliases]
+        entity.lookup_keys = _keys(entity.name, entity.aliases)
+        changed += ["aliases", "lookup_keys"]
+    if spec.metadata and any(entity.metadata.get(k) != v for k, v in spec.metadata.items()):
+        entity.metadata = {**entity.metadata, **spec.metadata}
+        changed.append("metadata")
+    if entity.entity_type == EntityType.UNKNOWN and spec.entity_type != EntityType.UNKNOWN:
+        taken = (
+            Entity.objects.filter(project_id=entity.project_id)
+            .filter(normalized_name=entity.normalized_name, entity_type=spec.entity_type)
+            .exists()
+        )
+        if not taken:
+            entity.entity_type = spec.entity_type
+            changed.append("entity_type")
+    if changed:
+        entity.updated_at = timezone.now()
+        entity.save(update_fields=[*changed, "updated_at"])
+    return entity
+
+
+def _match_by_key(project: Project, spec: EntitySpec) -> Entity | None:
+    """Same normalised name or alias. Prefer the same type, then an `unknown` one (to upgrade),
+    then, for an untyped mention, whichever typed entity carries that name."""
+    candidates = list(
+        Entity.objects.for_project(project)
+        .filter(lookup_keys__contains=[normalize_name(spec.name)])
+        .defer("embedding")
+        .order_by("created_at", "id")
+    )
+    for wanted in (spec.entity_type, EntityType.UNKNOWN):
+        for entity in candidates:
+            if entity.entity_type == wanted:
+                return entity
+    if spec.entity_type == EntityType.UNKNOWN and candidates:
+        return candidates[0]
+    return None
+
+
+def _match_by_embedding(project: Project, spec: EntitySpec, vector: list[float]) -> Entity | None:
+    types = [spec.entity_type, EntityType.UNKNOWN]
+    queryset = Entity.objects.for_project(project).filter(embedding__isnull=False)
+    if spec.entity_type != EntityType.UNKNOWN:
+        queryset = queryset.filter(entity_type__in=types)
+    return (
+        queryset.annotate(distance=CosineDistance("embedding", vector))
+        .filter(distance__lte=1.0 - MERGE_SIMILARITY)
+        .order_by("distance")
+        .defer("embedding")
+        .first()
+    )
+
+
+@transaction.atomic
+def entities_resolve(*, project: Project, specs: list[EntitySpec]) -> list[Entity]:
+    """The entity each spec names, matched by name/alias or near-duplicate embedding, created
+    only when nothing matches. One embedding batch for all the new names."""
+    specs = [spec.cleaned() for spec in specs]
+    found: dict[int, Entity] = {}
+    for index, spec in enumerate(specs):
+        match = _match_by_key(project, spec)
+        if match is not None:
+            found[index] = _absorb(match, spec)
+    missing = [index for index in range(len(specs)) if index not in found]
+    texts = [_embedding_text(specs[i].name, specs[i].description) for i in missing]
+    for index, vector in zip(missing, embed_or_none(texts), strict=True):
+        found[index] = _resolve_new(project, specs[index], vector)
+    return [found[index] for index in range(len(specs))]
+
+
+def _resolve_new(project: Project, spec: EntitySpec, vector: list[float] | None) -> Entity:
+    # an earlier spec in the same batch may have created it already
+    match = _match_by_key(project, spec)
+    if match is None and vector is not None:
+        near = _match_by_embedding(project, spec, vector)
+        if near is not None:
+            return _absorb(near, spec, alias=spec.name)
+    if match is not None:
+        return _absorb(match, spec)
+    try:
+        with transaction.atomic():
+            return _insert(project, spec, vector)
+    except IntegrityError:
+        winner = _match_by_key(project, spec)
+        if winner is None:
+            raise
+        return _absorb(winner, spec)
+
+
+def entity_resolve(*, project: Project, spec: EntitySpec) -> Entity:
+    return entities_resolve(project=project, specs=[spec])[0]
+
+
+UPDATABLE_FIELDS = ("name", "entity_type", "description", "aliases", "metadata")
+
+
+@transaction.atomic
+def entity_update(*, project: Project, entity_id: int | str, changes: dict[str, Any]) -> Entity:
+    """Change an entity; a new name or description re-embeds it."""
+    unknown = sorted(set(changes) - set(UPDATABLE_FIELDS))
+    if unknown:
+        raise InvalidInput(
+            "unknown or read-only field", fields={name: ["not updatable"] for name in unknown}
+        )
+    entity = entity_get_for_write(project=project, entity_id=entity_id)
+    checks = {
+        "name": check_name,
+        "entity_type": check_entity_type,
+        "aliases": check_aliases,
+        "metadata": check_metadata,
+        "description": lambda value: value if isinstance(value, str) else "",
+    }
+    for name, value in changes.items():
+        setattr(entity, name, checks[name](value))
+    entity.normalized_name = normalize_name(entity.name)
+    entity.lookup_keys = _keys(entity.name, entity.aliases)
+    if {"name", "description"} & set(changes):
+        entity.embedding = embed_or_none([_embedding_text(entity.name, entity.description)])[0]
+    entity.updated_at = timezone.now()
+    try:
+        with transaction.atomic():
+            entity.save()
+    except IntegrityError as exc:
+        raise Conflict(
+            "another entity already has this name and type",
+            fields={"name": ["an entity with this name and type exists"]},
+        ) from exc
+    return entity
+
+
+@transaction.atomic
+def entity_delete(
+    *, project: Project, entity_id: int | str, actor: Actor, cascade_memories: bool = False
+) -> dict[str, int]:
+    """Delete an entity; its relations and memory links go with it (database cascade).
+    Memories stay unless `cascade_memories`, then they are soft-deleted with history."""
+    entity = entity_get_for_write(project=project, entity_id=entity_id)
+    return _delete(project, [entity], actor, cascade_memories)
+
+
+@transaction.atomic
+def entities_delete_by_name(
+    *, project: Project, names: list[str], actor: Actor, cascade_memories: bool = False
+) -> dict[str, int]:
+    """Delete every entity carrying one of `names` (any type), as MCP `delete_entities`."""
+    keys = [normalize_name(check_name(name, "entity_names")) for name in names]
+    entities = list(
+        Entity.objects.for_project(project).filter(Q(normalized_name__in=keys)).select_for_update()
+    )
+    return _delete(project, entities, actor, cascade_memories)
+
+
+def _delete(
+    project: Project, entities: list[Entity], actor: Actor, cascade_memories: bool
+) -> dict[str, int]:
+    from entities.models import EntityMemory, Relation
+    from memories.services.memories import memory_delete
+
+    ids = [entity.pk for entity in entities]
+    memory_ids = list(
+        EntityMemory.objects.filter(project=project, entity_id__in=ids)
+        .filter(memory__deleted_at__isnull=True)
+        .values_list("memory_id", flat=True)
+        .distinct()
+    )
+    relations = Relation.objects.filter(project=project).filter(
+        Q(source_id__in=ids) | Q(target_id__in=ids)
+    )
+    counts = {"relations": relations.count(), "memories": 0}
+    if cascade_memories:
+        for memory_id in memory_ids:
+            memory_delete(project=project, memory_id=memory_id, actor=actor, reason="entity")
+        counts["memories"] = len(memory_ids)
+    counts["entities"] = (
+        Entity.objects.filter(project=project, pk__in=ids).delete()[1].get("entities.Entity", 0)
+    )
+    return counts
