@@ -10,11 +10,15 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from mcpserver.asgi import with_mcp  # noqa: E402
 from memoryplatform.routing import websocket_urlpatterns  # noqa: E402
 
-application = ProtocolTypeRouter(
-    {
-        "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
-    }
+# MCP (/mcp Streamable HTTP, /sse + /messages/ legacy SSE) is routed by path before Django.
+application = with_mcp(
+    ProtocolTypeRouter(
+        {
+            "http": django_asgi_app,
+            "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+        }
+    )
 )

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "memories",
     "entities",
     "analytics",
+    "mcpserver",
 ]
 
 MIDDLEWARE = [
@@ -186,6 +187,12 @@ MEMORY_MAX_PAGE_SIZE = env_int("MEMORY_MAX_PAGE_SIZE", 100, minimum=1)
 MEMORY_DECAY_HALF_LIFE_DAYS = env_float("MEMORY_DECAY_HALF_LIFE_DAYS", 30.0, minimum=0.01)
 MEMORY_REINFORCEMENT_STEP = env_float("MEMORY_REINFORCEMENT_STEP", 0.1, minimum=0, maximum=1)
 MEMORY_API_KEY_TOUCH_SECONDS = env_int("MEMORY_API_KEY_TOUCH_SECONDS", 60, minimum=0)
+
+# MCP server: which tool names to expose (seed compatibility profiles), result budget.
+MEMORY_MCP_PROFILE = env_choice(
+    "MEMORY_MCP_PROFILE", "standard", {"standard", "sqlnative", "memento", "aimemory", "kg"}
+)
+MEMORY_MCP_MAX_RESULT_TOKENS = env_int("MEMORY_MCP_MAX_RESULT_TOKENS", 4000, minimum=100)
 
 # Embeddings: "local" (sentence-transformers, offline) or "openai" (any compatible server).
 MEMORY_EMBEDDING_PROVIDER = env_choice("MEMORY_EMBEDDING_PROVIDER", "local", {"local", "openai"})

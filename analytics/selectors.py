@@ -1,0 +1,88 @@
+"""Aggregate reads for dashboards and the stats tools. Every function takes `project=`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.apps import apps
+from django.db.models import Avg, Count, Max, Min, Q
+
+from analytics.models import ToolFeedback
+from memories.models import Memory, MemoryLink
+from memories.selectors.filters import effective_confidence
+from tenants.models import Project
+
+LOW_CONFIDENCE = 0.3  # seed 000: memories an agent should no longer rely on without checking
+
+
+def _count_graph(project: Project, model_name: str) -> int | None:
+    """Entity/relation counts when the graph app provides the model (None otherwise)."""
+    try:
+        model = apps.get_model("entities", model_name)
+    except LookupError:
+        return None
+    return model.objects.filter(project=project).count()
+
+
+def memory_stats(*, project: Project) -> dict[str, Any]:
+    """Counts and averages over the project's live memories (seed 000 get_memory_stats,
+    seed 002 memory_stats): totals, by type and state, confidence, embedding coverage."""
+    live = Memory.objects.for_project(project).alive()
+    totals = live.annotate(effective=effective_confidence()).aggregate(
+        total=Count("id"),
+        embedded=Count("id", filter=Q(embedding__isnull=False)),
+        pinned=Count("id", filter=Q(pinned=True)),
+        average_confidence=Avg("confidence"),
+        average_effective_confidence=Avg("effective"),
+        low_confidence=Count("id", filter=Q(effective__lt=LOW_CONFIDENCE)),
+        oldest=Min("created_at"),
+        newest=Max("created_at"),
+    )
+    total = totals["total"]
+    return {
+        "total_memories": total,
+        "total_entities": _count_graph(project, "Entity"),
+        "total_relations": _count_graph(project, "Relation"),
+        "total_memory_links": MemoryLink.objects.filter(project=project).count(),
+        "memories_by_type": _counts(live, "memory_type"),
+        "memories_by_state": _counts(live, "state"),
+        "pinned_count": totals["pinned"],
+        "average_confidence": _round(totals["average_confidence"]),
+        "average_effective_confidence": _round(totals["average_effective_confidence"]),
+        "low_confidence_count": totals["low_confidence"],
+        "embedding_coverage": _round(totals["embedded"] / total) if total else None,
+        "oldest_memory": totals["oldest"].isoformat() if totals["oldest"] else None,
+        "newest_memory": totals["newest"].isoformat() if totals["newest"] else None,
+        "tool_feedback": tool_feedback_summary(project=project),
+    }
+
+
+def _counts(queryset: Any, field: str) -> dict[str, int]:
+    rows = queryset.order_by().values(field).annotate(n=Count("id"))
+    return {row[field]: row["n"] for row in rows}
+
+
+def _round(value: float | None) -> float | None:
+    return round(value, 4) if value is not None else None
+
+
+def tool_feedback_summary(*, project: Project) -> dict[str, dict[str, Any]]:
+    """Per tool: how many reports, and the share that found results relevant / sufficient."""
+    rows = (
+        ToolFeedback.objects.filter(project=project)
+        .order_by()
+        .values("tool_name")
+        .annotate(
+            reports=Count("id"),
+            relevant=Count("id", filter=Q(relevant=True)),
+            sufficient=Count("id", filter=Q(sufficient=True)),
+        )
+    )
+    return {
+        row["tool_name"]: {
+            "reports": row["reports"],
+            "relevant_rate": _round(row["relevant"] / row["reports"]),
+            "sufficient_rate": _round(row["sufficient"] / row["reports"]),
+        }
+        for row in rows
+    }

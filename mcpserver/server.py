@@ -1,0 +1,59 @@
+"""The MCP server factory: one `MCPServer` per compatibility profile.
+
+The project is never an argument: every tool acts for the project of the API key bound to
+the request (HTTP) or the process (stdio), see `mcpserver.auth`.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from django.conf import settings
+from mcp.server.mcpserver import MCPServer
+
+from mcpserver.profiles import PROFILES
+from mcpserver.resources import register_resources
+
+INSTRUCTIONS = """\
+Memory Platform gives you long-term memory that outlives this conversation.
+- At the start of a task, load what you already know (the context tool or prompt, or a search).
+- Before answering questions about the user, their projects or past decisions, search memory.
+- Store durable knowledge as soon as you learn it: preferences, decisions (with the reason),
+  errors and how they were fixed, procedures, facts about people and systems. One statement
+  per memory, self-contained, no secrets.
+- When something you stored turns out wrong or outdated, update it instead of storing a
+  contradiction; link related memories (caused_by, resolved_by, supersedes...).
+- At the end of a session, reflect: summarise decisions, resolved errors, new procedures and
+  open questions so the next session starts informed.
+- Rate tools with tool_feedback when results were irrelevant or insufficient.
+"""
+
+
+def build_server(profile: str) -> MCPServer:
+    """A server exposing the tools of `profile` (standard, sqlnative, memento, aimemory, kg)."""
+    server = MCPServer(
+        name="memory-platform",
+        title="Memory Platform",
+        instructions=INSTRUCTIONS,
+        version="1.0.0",
+        log_level=settings.LOG_LEVEL if settings.LOG_LEVEL in _LEVELS else "INFO",
+    )
+    for spec in PROFILES[profile]():
+        server.add_tool(
+            spec.fn,
+            name=spec.name,
+            description=spec.description,
+            annotations=spec.annotations,
+            structured_output=True,
+        )
+    register_resources(server)
+    return server
+
+
+_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+@functools.cache
+def configured_server() -> MCPServer:
+    """The server of the configured profile (MEMORY_MCP_PROFILE), one per process."""
+    return build_server(settings.MEMORY_MCP_PROFILE)

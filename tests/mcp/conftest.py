@@ -1,0 +1,138 @@
+"""Real MCP clients against real servers: `manage.py mcp` over stdio, and a live daphne
+serving the platform's ASGI app over Streamable HTTP / SSE. Both child processes use the
+test database, so tests that talk to them commit their data (transactional tests)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import pytest
+from django.conf import settings
+from django.db import connection
+from mcp.client.session import ClientSession
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+MANAGE = str(settings.BASE_DIR / "manage.py")
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """Environment for a child server process that must use this test run's database."""
+    name = connection.settings_dict["NAME"]
+    env = {
+        "MEMORY_EMBEDDED_DB_NAME": name,
+        "MEMORY_JOBS_SYNC": "true",
+        "MEMORY_LOG_LEVEL": "WARNING",
+        "DJANGO_SETTINGS_MODULE": "memoryplatform.settings",
+        "PYTHONUNBUFFERED": "1",
+    }
+    for passthrough in ("MEMORY_DATA_DIR", "PATH", "HOME", "HF_HOME", "MEMORY_EMBEDDING_PROVIDER"):
+        if passthrough in os.environ:
+            env[passthrough] = os.environ[passthrough]
+    if os.environ.get("DATABASE_URL"):
+        parts = urlsplit(os.environ["DATABASE_URL"])
+        env["DATABASE_URL"] = urlunsplit(parts._replace(path=f"/{name}"))
+    return {**env, **extra}
+
+
+def structured(result: Any) -> Any:
+    """A tool result's structured content (falling back to its JSON text)."""
+    assert not result.is_error, result.content[0].text
+    if result.structured_content is not None:
+        return result.structured_content
+    return json.loads(result.content[0].text)
+
+
+@asynccontextmanager
+async def stdio_session(key: str, profile: str = "standard") -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[MANAGE, "mcp", "--api-key", key, "--profile", profile],
+        env=child_env(),
+        cwd=str(settings.BASE_DIR),
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class LiveServer:
+    url: str
+    process: subprocess.Popen[bytes]
+
+    @asynccontextmanager
+    async def session(self, key: str) -> AsyncIterator[ClientSession]:
+        headers = {"Authorization": f"Bearer {key}"}
+        async with (
+            create_mcp_http_client(headers=headers) as http,
+            streamable_http_client(f"{self.url}/mcp", http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+    @asynccontextmanager
+    async def sse_session(self, key: str) -> AsyncIterator[ClientSession]:
+        headers = {"Authorization": f"Bearer {key}"}
+        async with (
+            sse_client(f"{self.url}/sse", headers=headers) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+@pytest.fixture
+def live_server_mcp(transactional_db: None) -> Iterator[LiveServer]:
+    """daphne (what `manage.py serve` runs) serving memoryplatform.asgi on a free port."""
+    port = _free_port()
+    command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
+    process = subprocess.Popen(
+        [*command, "memoryplatform.asgi:application"],
+        env=child_env(),
+        cwd=str(settings.BASE_DIR),
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(url, process)
+        yield LiveServer(url=url, process=process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _wait_until_up(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}")
+        try:
+            if httpx.get(f"{url}/health/", timeout=2).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("server did not start")
