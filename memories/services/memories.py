@@ -323,3 +323,72 @@ def memory_restore(*, project: Project, memory_id: UUID | str, actor: Actor) -> 
     _history(memory, HistoryEvent.RESTORE, actor, new={"content": memory.content}).save()
     _emit(project, memory, "memory_restored")
     return memory
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    deleted_ids: list[str]
+    skipped_pinned_ids: list[str]
+
+
+_DELETE_CRITERIA = (
+    "user_id",
+    "agent_id",
+    "run_id",
+    "memory_types",
+    "tags",
+    "source",
+    "created_after",
+    "created_before",
+)
+
+
+@transaction.atomic
+def memories_delete(
+    *,
+    project: Project,
+    actor: Actor,
+    memory_ids: list[UUID | str] | None = None,
+    filters: Any = None,
+    confidence_below: float | None = None,
+    force: bool = False,
+    reason: str = "",
+) -> DeleteResult:
+    """Soft-delete by ids and/or a filter (`MemoryFilters`; `confidence_below` is decay-aware).
+    At least one criterion is required; an unknown id fails the whole call; pinned memories
+    are kept (and reported) unless `force`."""
+    from memories.selectors.filters import apply_filters
+
+    given = [name for name in _DELETE_CRITERIA if filters is not None and getattr(filters, name)]
+    if not memory_ids and not given and confidence_below is None:
+        message = "give memory_ids or at least one filter to delete by"
+        raise InvalidInput(message, fields={"memory_ids": [message]})
+    queryset = Memory.objects.for_project(project).alive()
+    if memory_ids:
+        pks = [parse_uuid(value, what="memory") for value in memory_ids]
+        found = set(queryset.filter(pk__in=pks).values_list("pk", flat=True))
+        missing = [str(pk) for pk in pks if pk not in found]
+        if missing:
+            raise NotFound(f"{len(missing)} memory id(s) not found", fields={"memory_ids": missing})
+        queryset = queryset.filter(pk__in=pks)
+    if filters is not None:
+        queryset = apply_filters(queryset, filters)
+    if confidence_below is not None:
+        check_unit_interval("confidence_below", confidence_below)
+        if filters is None:
+            queryset = apply_filters(queryset, _all_states())
+        queryset = queryset.filter(effective_confidence__lt=confidence_below)
+    memories = list(queryset.select_for_update(of=("self",)))
+    kept = [memory for memory in memories if memory.pinned and not force]
+    doomed = [memory for memory in memories if force or not memory.pinned]
+    _soft_delete(project, doomed, actor, reason)
+    return DeleteResult(
+        deleted_ids=[str(memory.pk) for memory in doomed],
+        skipped_pinned_ids=[str(memory.pk) for memory in kept],
+    )
+
+
+def _all_states() -> Any:
+    from memories.selectors.filters import ALL_STATES, MemoryFilters
+
+    return MemoryFilters(states=[ALL_STATES])
