@@ -12,4 +12,5 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/v1/events/", sse.events, name="events"),
     path("api/v1/", include("memories.api.urls")),
+    path("api/v1/", include("entities.api.urls")),
 ]

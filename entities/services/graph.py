@@ -26,7 +26,7 @@ def graph_bulk_create(
         try:
             entities[index] = spec.cleaned()
         except InvalidInput as exc:
-            fields = {f"entities[{index}].{key}": value for key, value in exc.fields.items()}
+            fields = {f"entities.{index}.{key}": value for key, value in exc.fields.items()}
             raise InvalidInput(exc.message, fields=fields) from exc
     created = entities_resolve(project=project, specs=entities) if entities else []
     return created, relations_create_by_name(project=project, items=relations)

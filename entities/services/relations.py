@@ -216,7 +216,7 @@ def relations_create_by_name(
         except InvalidInput as exc:
             raise InvalidInput(
                 exc.message,
-                fields={f"relations[{index}].{key}": value for key, value in exc.fields.items()},
+                fields={f"relations.{index}.{key}": value for key, value in exc.fields.items()},
             ) from exc
     entities = entities_resolve(project=project, specs=specs)
     return [

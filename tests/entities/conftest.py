@@ -30,5 +30,6 @@ def build_graph(project: Project, edges: list[tuple[str, str, str]], **spec: Any
 def abcd(alice):
     """The seed's graph: A→B, A→C, B→D."""
     return build_graph(
-        alice.project, [("A", "related_to", "B"), ("A", "related_to", "C"), ("B", "related_to", "D")]
+        alice.project,
+        [("A", "related_to", "B"), ("A", "related_to", "C"), ("B", "related_to", "D")],
     )

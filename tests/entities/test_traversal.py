@@ -1,8 +1,6 @@
 from __future__ import annotations
 
-import pytest
-
-from entities.selectors.traversal import RelationFilter, entity_subgraph
+from entities.selectors.traversal import entity_subgraph
 from tests.entities.conftest import build_graph
 
 
@@ -23,7 +21,10 @@ def test_depth_two_adds_the_neighbours_of_neighbours(alice, abcd):
 
 
 def test_traversal_survives_cycles(alice):
-    g = build_graph(alice.project, [("X", "related_to", "Y"), ("Y", "related_to", "Z"), ("Z", "related_to", "X")])
+    g = build_graph(
+        alice.project,
+        [("X", "related_to", "Y"), ("Y", "related_to", "Z"), ("Z", "related_to", "X")],
+    )
     graph = entity_subgraph(project=alice.project, entity_id=g["X"].pk, depth=5)
     assert names(graph) == {"X", "Y", "Z"}
 

@@ -1,0 +1,318 @@
+"""REST input and output shapes for the knowledge graph. Values are validated by services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from entities.models import Entity, EntityType, Relation
+from entities.services.entities import EntitySpec
+from entities.services.relations import NamedRelation, RelationSpec
+from memories.api.serializers import MemorySerializer
+from memoryplatform.lib.fields import (
+    CommaListField,
+    StrictCharField,
+    StrictFloatField,
+)
+
+
+class QueryBooleanField(serializers.BooleanField):
+    """A query-string boolean whose default applies when absent (DRF's form handling would
+    read an absent checkbox as false)."""
+
+    def get_value(self, dictionary: Any) -> Any:
+        if self.field_name not in dictionary:
+            return serializers.empty
+        return super().get_value(dictionary)
+
+
+class PageQuerySerializer(serializers.Serializer):
+    limit = serializers.IntegerField(min_value=1, required=False)
+    offset = serializers.IntegerField(min_value=0, required=False, default=0)
+
+    def validate_limit(self, value: int) -> int:
+        if value > settings.MEMORY_MAX_PAGE_SIZE:
+            raise serializers.ValidationError(f"at most {settings.MEMORY_MAX_PAGE_SIZE}")
+        return value
+
+
+# --- entities ------------------------------------------------------------------------------
+
+
+class EntityWriteSerializer(serializers.Serializer):
+    name = StrictCharField(max_length=255)
+    entity_type = serializers.ChoiceField(choices=EntityType.choices, default=EntityType.UNKNOWN)
+    description = StrictCharField(required=False, allow_blank=True, default="")
+    aliases = serializers.ListField(
+        child=StrictCharField(max_length=255), required=False, default=list
+    )
+    metadata = serializers.DictField(required=False, default=dict)
+
+    def spec(self) -> EntitySpec:
+        return EntitySpec(**self.validated_data)
+
+
+class EntityUpdateSerializer(serializers.Serializer):
+    name = StrictCharField(max_length=255, required=False)
+    entity_type = serializers.ChoiceField(choices=EntityType.choices, required=False)
+    description = StrictCharField(required=False, allow_blank=True)
+    aliases = serializers.ListField(child=StrictCharField(max_length=255), required=False)
+    metadata = serializers.DictField(required=False)
+
+
+class EntityListQuerySerializer(PageQuerySerializer):
+    q = StrictCharField(required=False, allow_blank=True, default="")
+    entity_type = CommaListField(
+        child=serializers.ChoiceField(choices=EntityType.choices), required=False, default=list
+    )
+    match = serializers.ChoiceField(choices=["name", "semantic"], default="name")
+
+
+class EntityDeleteQuerySerializer(serializers.Serializer):
+    cascade_memories = serializers.BooleanField(required=False, default=False)
+
+
+class EntitySerializer(serializers.ModelSerializer):
+    relation_count = serializers.SerializerMethodField()
+    has_embedding = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Entity
+        fields = [
+            "id",
+            "name",
+            "entity_type",
+            "description",
+            "aliases",
+            "metadata",
+            "has_embedding",
+            "relation_count",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+    def get_relation_count(self, entity: Entity) -> int | None:
+        return getattr(entity, "relation_count", None)
+
+    def get_has_embedding(self, entity: Entity) -> bool | None:
+        if "embedding" in entity.get_deferred_fields():
+            return None
+        return entity.embedding is not None
+
+
+class EntityRefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Entity
+        fields = ["id", "name", "entity_type"]
+        read_only_fields = fields
+
+
+class EntityCreatedSerializer(EntitySerializer):
+    created = serializers.SerializerMethodField()
+
+    class Meta(EntitySerializer.Meta):
+        fields = [*EntitySerializer.Meta.fields, "created"]
+        read_only_fields = fields
+
+    def get_created(self, entity: Entity) -> bool:
+        return bool(self.context.get("created"))
+
+
+# --- relations -----------------------------------------------------------------------------
+
+
+class RelationFieldsSerializer(serializers.Serializer):
+    relation_type = StrictCharField(max_length=100)
+    strength = StrictFloatField(min_value=0.0, max_value=1.0, default=0.5)
+    confidence = StrictFloatField(min_value=0.0, max_value=1.0, default=1.0)
+    context = StrictCharField(required=False, allow_blank=True, default="")
+    metadata = serializers.DictField(required=False, default=dict)
+    valid_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    valid_to = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+    @staticmethod
+    def spec_from(data: dict[str, Any]) -> RelationSpec:
+        names = ("relation_type", "strength", "confidence", "context", "metadata")
+        return RelationSpec(
+            **{name: data[name] for name in names},
+            valid_from=data.get("valid_from"),
+            valid_to=data.get("valid_to"),
+        )
+
+
+class RelationCreateSerializer(RelationFieldsSerializer):
+    """By id (`source_id`, `target_id`) or by name (`source`, `target`)."""
+
+    source_id = serializers.IntegerField(required=False)
+    target_id = serializers.IntegerField(required=False)
+    source = StrictCharField(max_length=255, required=False)
+    target = StrictCharField(max_length=255, required=False)
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        for end in ("source", "target"):
+            if (f"{end}_id" in data) == (end in data):
+                raise serializers.ValidationError({end: [f"give exactly one of {end}, {end}_id"]})
+        return data
+
+
+class NamedRelationSerializer(RelationFieldsSerializer):
+    source = StrictCharField(max_length=255)
+    target = StrictCharField(max_length=255)
+    source_type = serializers.ChoiceField(choices=EntityType.choices, default=EntityType.UNKNOWN)
+    target_type = serializers.ChoiceField(choices=EntityType.choices, default=EntityType.UNKNOWN)
+
+    @classmethod
+    def named(cls, data: dict[str, Any]) -> NamedRelation:
+        return NamedRelation(
+            source=data["source"],
+            target=data["target"],
+            spec=cls.spec_from(data),
+            source_type=data["source_type"],
+            target_type=data["target_type"],
+        )
+
+
+class GraphBulkSerializer(serializers.Serializer):
+    entities = EntityWriteSerializer(many=True, required=False, default=list)
+    relations = NamedRelationSerializer(many=True, required=False, default=list)
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if not data["entities"] and not data["relations"]:
+            raise serializers.ValidationError({"entities": ["give entities or relations"]})
+        return data
+
+
+class RelationDeleteByNameSerializer(serializers.Serializer):
+    relations = serializers.ListField(
+        child=serializers.DictField(child=StrictCharField()), min_length=1
+    )
+
+
+class RelationListQuerySerializer(PageQuerySerializer):
+    entity_id = serializers.IntegerField(required=False)
+    relation_type = CommaListField(child=StrictCharField(), required=False, default=list)
+    as_of = serializers.DateTimeField(required=False)
+    include_closed = serializers.BooleanField(required=False, default=False)
+
+
+class RelationCloseSerializer(serializers.Serializer):
+    valid_to = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class RelationSerializer(serializers.ModelSerializer):
+    source = EntityRefSerializer()
+    target = EntityRefSerializer()
+    is_valid = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Relation
+        fields = [
+            "id",
+            "source",
+            "target",
+            "relation_type",
+            "strength",
+            "confidence",
+            "context",
+            "metadata",
+            "valid_from",
+            "valid_to",
+            "invalidated_at",
+            "is_valid",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+    def get_is_valid(self, relation: Relation) -> bool:
+        """Valid now: started and not ended."""
+        from django.utils import timezone
+
+        now = timezone.now()
+        return relation.valid_from <= now and (relation.valid_to is None or relation.valid_to > now)
+
+
+class EdgeSerializer(RelationSerializer):
+    """A relation inside a subgraph: endpoints by id only."""
+
+    source = serializers.IntegerField(source="source_id")
+    target = serializers.IntegerField(source="target_id")
+
+    class Meta(RelationSerializer.Meta):
+        pass
+
+
+class EntityDetailSerializer(EntitySerializer):
+    relations = serializers.SerializerMethodField()
+
+    class Meta(EntitySerializer.Meta):
+        fields = [*EntitySerializer.Meta.fields, "relations"]
+        read_only_fields = fields
+
+    def get_relations(self, entity: Entity) -> list[dict[str, Any]]:
+        return RelationSerializer(self.context.get("relations", []), many=True).data
+
+
+# --- traversal -----------------------------------------------------------------------------
+
+
+class TraversalQuerySerializer(serializers.Serializer):
+    depth = serializers.IntegerField(min_value=0, max_value=5, default=1)
+    direction = serializers.ChoiceField(choices=["out", "in", "both"], default="both")
+    min_strength = StrictFloatField(min_value=0.0, max_value=1.0, default=0.0)
+    max_nodes = serializers.IntegerField(min_value=1, max_value=1000, default=100)
+
+
+class EntityGraphQuerySerializer(TraversalQuerySerializer):
+    relation_type = CommaListField(child=StrictCharField(), required=False, default=list)
+    as_of = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    include_memories = QueryBooleanField(default=True)
+    memories_per_node = serializers.IntegerField(min_value=0, max_value=50, default=5)
+
+
+class MemoryTraverseQuerySerializer(TraversalQuerySerializer):
+    depth = serializers.IntegerField(min_value=0, max_value=5, default=2)
+    link_type = CommaListField(child=StrictCharField(), required=False, default=list)
+
+
+class GraphNodeSerializer(EntitySerializer):
+    depth = serializers.IntegerField()
+    memories = serializers.SerializerMethodField()
+
+    class Meta(EntitySerializer.Meta):
+        fields = [*EntitySerializer.Meta.fields, "depth", "memories"]
+        read_only_fields = fields
+
+    def get_memories(self, entity: Entity) -> list[dict[str, Any]] | None:
+        memories = self.context.get("memories")
+        if memories is None:
+            return None
+        return MemorySerializer(memories.get(entity.pk, []), many=True).data
+
+
+class MemoryNodeSerializer(MemorySerializer):
+    depth = serializers.IntegerField()
+
+    class Meta(MemorySerializer.Meta):
+        fields = [*MemorySerializer.Meta.fields, "depth"]
+        read_only_fields = fields
+
+
+class MemoryEdgeSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    from_id = serializers.UUIDField(source="from_memory_id")
+    to_id = serializers.UUIDField(source="to_memory_id")
+    link_type = serializers.CharField()
+    strength = serializers.FloatField()
+
+
+class ExportQuerySerializer(serializers.Serializer):
+    as_of = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    include_closed = serializers.BooleanField(required=False, default=False)
+
+
+class AnalysisQuerySerializer(serializers.Serializer):
+    top = serializers.IntegerField(min_value=1, max_value=100, default=10)

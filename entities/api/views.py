@@ -1,0 +1,360 @@
+"""REST endpoints for the knowledge graph: thin layers over services and selectors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from entities.api.serializers import (
+    AnalysisQuerySerializer,
+    EdgeSerializer,
+    EntityCreatedSerializer,
+    EntityDeleteQuerySerializer,
+    EntityDetailSerializer,
+    EntityGraphQuerySerializer,
+    EntityListQuerySerializer,
+    EntityRefSerializer,
+    EntitySerializer,
+    EntityUpdateSerializer,
+    EntityWriteSerializer,
+    ExportQuerySerializer,
+    GraphBulkSerializer,
+    GraphNodeSerializer,
+    MemoryEdgeSerializer,
+    MemoryNodeSerializer,
+    MemoryTraverseQuerySerializer,
+    NamedRelationSerializer,
+    PageQuerySerializer,
+    RelationCloseSerializer,
+    RelationCreateSerializer,
+    RelationDeleteByNameSerializer,
+    RelationFieldsSerializer,
+    RelationListQuerySerializer,
+    RelationSerializer,
+)
+from entities.selectors.analytics import graph_analysis, graph_export, graph_export_graphml
+from entities.selectors.entities import (
+    entity_get,
+    entity_list,
+    entity_memories,
+    entity_relations,
+    memory_entities,
+    relation_get,
+    relation_list,
+)
+from entities.selectors.traversal import (
+    MemoryGraph,
+    RelationFilter,
+    entity_subgraph,
+    memory_causal_chain,
+    memory_traverse,
+)
+from entities.services.entities import EntitySpec, entity_create, entity_delete, entity_update
+from entities.services.graph import graph_bulk_create
+from entities.services.relations import (
+    relation_close,
+    relation_create,
+    relation_delete,
+    relations_create_by_name,
+    relations_delete_by_name,
+)
+from memories.api.serializers import MemorySerializer
+from memoryplatform.lib.views import ProjectScopedMixin
+
+
+def _page_size(query: dict[str, Any]) -> int:
+    return query.get("limit") or settings.MEMORY_DEFAULT_PAGE_SIZE
+
+
+class EntityViewSet(ProjectScopedMixin, viewsets.ViewSet):
+    @extend_schema(parameters=[EntityListQuerySerializer], responses=EntitySerializer(many=True))
+    def list(self, request: Request) -> Response:
+        query = self.validated(EntityListQuerySerializer, request.query_params)
+        page = entity_list(
+            project=self.project,
+            query=query["q"],
+            entity_types=query["entity_type"],
+            match=query["match"],
+            limit=_page_size(query),
+            offset=query["offset"],
+        )
+        return Response(
+            {
+                "results": EntitySerializer(page.results, many=True).data,
+                "count": page.count,
+                "limit": page.limit,
+                "offset": page.offset,
+            }
+        )
+
+    @extend_schema(
+        request=EntityWriteSerializer,
+        responses={201: EntityCreatedSerializer, 200: EntityCreatedSerializer},
+        description="Create an entity (embedded from name + description). The same name and "
+        "type returns the existing entity with `created: false` and status 200.",
+    )
+    def create(self, request: Request) -> Response:
+        data = self.validated(EntityWriteSerializer, request.data)
+        entity, created = entity_create(project=self.project, spec=EntitySpec(**data))
+        body = EntityCreatedSerializer(entity, context={"created": created}).data
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    @extend_schema(responses=EntityDetailSerializer)
+    def retrieve(self, request: Request, pk: str) -> Response:
+        entity = entity_get(project=self.project, entity_id=pk)
+        relations = entity_relations(project=self.project, entity=entity)
+        return Response(EntityDetailSerializer(entity, context={"relations": relations}).data)
+
+    @extend_schema(request=EntityUpdateSerializer, responses=EntityDetailSerializer)
+    def partial_update(self, request: Request, pk: str) -> Response:
+        changes = self.validated(EntityUpdateSerializer, request.data)
+        entity_update(project=self.project, entity_id=pk, changes=changes)
+        return self.retrieve(request, pk)
+
+    @extend_schema(request=EntityUpdateSerializer, responses=EntityDetailSerializer)
+    def update(self, request: Request, pk: str) -> Response:
+        return self.partial_update(request, pk)
+
+    @extend_schema(parameters=[EntityDeleteQuerySerializer], responses={200: dict})
+    def destroy(self, request: Request, pk: str) -> Response:
+        query = self.validated(EntityDeleteQuerySerializer, request.query_params)
+        counts = entity_delete(
+            project=self.project,
+            entity_id=pk,
+            actor=self.actor,
+            cascade_memories=query["cascade_memories"],
+        )
+        return Response({"deleted": counts})
+
+    @extend_schema(parameters=[EntityGraphQuerySerializer], responses={200: dict})
+    @action(detail=True, methods=["get"])
+    def graph(self, request: Request, pk: str) -> Response:
+        query = self.validated(EntityGraphQuerySerializer, request.query_params)
+        subgraph = entity_subgraph(
+            project=self.project,
+            entity_id=pk,
+            depth=query["depth"],
+            relations=RelationFilter(
+                min_strength=query["min_strength"],
+                relation_types=query["relation_type"] or None,
+                as_of=query["as_of"],
+            ),
+            direction=query["direction"],
+            max_nodes=query["max_nodes"],
+            include_memories=query["include_memories"],
+            memories_per_node=query["memories_per_node"],
+        )
+        memories = subgraph.memories if query["include_memories"] else None
+        return Response(
+            {
+                "center": EntityRefSerializer(subgraph.center).data,
+                "nodes": GraphNodeSerializer(
+                    subgraph.nodes, many=True, context={"memories": memories}
+                ).data,
+                "edges": EdgeSerializer(subgraph.edges, many=True).data,
+            }
+        )
+
+    @extend_schema(parameters=[PageQuerySerializer], responses=MemorySerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def memories(self, request: Request, pk: str) -> Response:
+        query = self.validated(PageQuerySerializer, request.query_params)
+        limit = _page_size(query)
+        memories, count = entity_memories(
+            project=self.project, entity_id=pk, limit=limit, offset=query["offset"]
+        )
+        results = [
+            {**MemorySerializer(memory).data, "relevance": memory.relevance}  # type: ignore[attr-defined]
+            for memory in memories
+        ]
+        return Response(
+            {"results": results, "count": count, "limit": limit, "offset": query["offset"]}
+        )
+
+
+class RelationViewSet(ProjectScopedMixin, viewsets.ViewSet):
+    @extend_schema(
+        parameters=[RelationListQuerySerializer], responses=RelationSerializer(many=True)
+    )
+    def list(self, request: Request) -> Response:
+        query = self.validated(RelationListQuerySerializer, request.query_params)
+        limit = _page_size(query)
+        relations, count = relation_list(
+            project=self.project,
+            entity_id=query.get("entity_id"),
+            relation_types=query["relation_type"],
+            as_of=query.get("as_of"),
+            include_closed=query["include_closed"],
+            limit=limit,
+            offset=query["offset"],
+        )
+        return Response(
+            {
+                "results": RelationSerializer(relations, many=True).data,
+                "count": count,
+                "limit": limit,
+                "offset": query["offset"],
+            }
+        )
+
+    @extend_schema(
+        request=RelationCreateSerializer,
+        responses={201: RelationSerializer, 200: RelationSerializer},
+        description="Create a relation between entities given by id (`source_id`, "
+        "`target_id`) or by name (`source`, `target`; unknown names create `unknown` "
+        "entities). The same open (source, target, type) is updated (200), not duplicated.",
+    )
+    def create(self, request: Request) -> Response:
+        data = self.validated(RelationCreateSerializer, request.data)
+        spec = RelationFieldsSerializer.spec_from(data)
+        if "source_id" in data and "target_id" in data:
+            result = relation_create(
+                project=self.project,
+                source_id=data["source_id"],
+                target_id=data["target_id"],
+                spec=spec,
+            )
+        else:
+            result = self._create_mixed(data, spec)
+        body = RelationSerializer(
+            relation_get(project=self.project, relation_id=result.relation.pk)
+        )
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        return Response({**body.data, "closed": [r.pk for r in result.closed]}, status=code)
+
+    def _create_mixed(self, data: dict[str, Any], spec: Any) -> Any:
+        from entities.services.relations import NamedRelation
+
+        ends = {}
+        for end in ("source", "target"):
+            if f"{end}_id" in data:
+                ends[end] = entity_get(project=self.project, entity_id=data[f"{end}_id"]).name
+            else:
+                ends[end] = data[end]
+        item = NamedRelation(source=ends["source"], target=ends["target"], spec=spec)
+        return relations_create_by_name(project=self.project, items=[item])[0]
+
+    @extend_schema(responses=RelationSerializer)
+    def retrieve(self, request: Request, pk: str) -> Response:
+        return Response(RelationSerializer(relation_get(project=self.project, relation_id=pk)).data)
+
+    @extend_schema(responses={204: OpenApiResponse(description="deleted")})
+    def destroy(self, request: Request, pk: str) -> Response:
+        relation_delete(project=self.project, relation_id=pk)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=RelationCloseSerializer, responses=RelationSerializer)
+    @action(detail=True, methods=["post"])
+    def close(self, request: Request, pk: str) -> Response:
+        data = self.validated(RelationCloseSerializer, request.data)
+        relation_close(project=self.project, relation_id=pk, valid_to=data["valid_to"])
+        return self.retrieve(request, pk)
+
+    @extend_schema(request=RelationDeleteByNameSerializer, responses={200: dict})
+    @action(detail=False, methods=["post"], url_path="delete-by-name")
+    def delete_by_name(self, request: Request) -> Response:
+        data = self.validated(RelationDeleteByNameSerializer, request.data)
+        deleted = relations_delete_by_name(project=self.project, items=data["relations"])
+        return Response({"deleted": deleted})
+
+
+class GraphBulkView(ProjectScopedMixin, APIView):
+    @extend_schema(
+        request=GraphBulkSerializer,
+        responses={200: dict},
+        description="Create entities and relations by name in one transaction (MCP "
+        "`create_entities` + `create_relations`). Names are deduplicated (also by alias and "
+        "near-duplicate embedding); a relation naming an unknown entity creates it as "
+        "`unknown`.",
+    )
+    def post(self, request: Request) -> Response:
+        data = self.validated(GraphBulkSerializer, request.data)
+        entities, results = graph_bulk_create(
+            project=self.project,
+            entities=[EntitySpec(**item) for item in data["entities"]],
+            relations=[NamedRelationSerializer.named(item) for item in data["relations"]],
+        )
+        relations = [result.relation for result in results]
+        return Response(
+            {
+                "entities": EntitySerializer(entities, many=True).data,
+                "relations": RelationSerializer(relations, many=True).data,
+                "created_relations": sum(result.created for result in results),
+                "closed_relations": [r.pk for result in results for r in result.closed],
+            }
+        )
+
+
+class GraphAnalysisView(ProjectScopedMixin, APIView):
+    @extend_schema(parameters=[AnalysisQuerySerializer], responses={200: dict})
+    def get(self, request: Request) -> Response:
+        query = self.validated(AnalysisQuerySerializer, request.query_params)
+        return Response(graph_analysis(project=self.project, top=query["top"]))
+
+
+class GraphExportView(ProjectScopedMixin, APIView):
+    graphml = False  # the graphml/ route sets it
+
+    @extend_schema(
+        parameters=[ExportQuerySerializer],
+        responses={200: OpenApiResponse(description="JSON {nodes, edges} or GraphML XML")},
+    )
+    def get(self, request: Request) -> Response | HttpResponse:
+        query = self.validated(ExportQuerySerializer, request.query_params)
+        options = {"as_of": query["as_of"], "include_closed": query["include_closed"]}
+        if self.graphml:
+            xml = graph_export_graphml(project=self.project, **options)
+            response = HttpResponse(xml, content_type="application/graphml+xml")
+            response["Content-Disposition"] = f'attachment; filename="{self.project.slug}.graphml"'
+            return response
+        return Response(graph_export(project=self.project, **options))
+
+
+def _memory_graph(graph: MemoryGraph) -> dict[str, Any]:
+    return {
+        "center": str(graph.center.pk),
+        "nodes": MemoryNodeSerializer(graph.nodes, many=True).data,
+        "edges": MemoryEdgeSerializer(graph.edges, many=True).data,
+    }
+
+
+class MemoryGraphViewSet(ProjectScopedMixin, viewsets.ViewSet):
+    """Walks over memory-to-memory links, and the entities of a memory."""
+
+    @extend_schema(parameters=[MemoryTraverseQuerySerializer], responses={200: dict})
+    def traverse(self, request: Request, memory_pk: str) -> Response:
+        query = self.validated(MemoryTraverseQuerySerializer, request.query_params)
+        graph = memory_traverse(
+            project=self.project,
+            memory_id=memory_pk,
+            depth=query["depth"],
+            link_types=query["link_type"] or None,
+            direction=query["direction"],
+            min_strength=query["min_strength"],
+            max_nodes=query["max_nodes"],
+        )
+        return Response(_memory_graph(graph))
+
+    @extend_schema(parameters=[MemoryTraverseQuerySerializer], responses={200: dict})
+    def causal_chain(self, request: Request, memory_pk: str) -> Response:
+        query = self.validated(MemoryTraverseQuerySerializer, request.query_params)
+        graph = memory_causal_chain(
+            project=self.project,
+            memory_id=memory_pk,
+            depth=query["depth"],
+            max_nodes=query["max_nodes"],
+        )
+        return Response(_memory_graph(graph))
+
+    @extend_schema(responses=EntitySerializer(many=True))
+    def entities(self, request: Request, memory_pk: str) -> Response:
+        entities = memory_entities(project=self.project, memory_id=memory_pk)
+        return Response(EntitySerializer(entities, many=True).data)

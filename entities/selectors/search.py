@@ -1,0 +1,172 @@
+"""Graph-aware search: `mode=graph` and the hybrid graph boost.
+
+Seed 000 §5.5: the entities a query names are found (exact names and aliases, then trigram
+similarity for misspellings); the walk reaches their 1..N-hop neighbours; memories linked to
+any reached entity are ranked by the best path's strength × confidence product. A memory
+linked to several reached entities combines them as a noisy-OR (1 − Π(1 − sᵢ)), so a memory
+about both things the query names outranks one about either."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+from uuid import UUID
+
+from django.db import connection
+
+from entities.models import Entity, EntityMemory, Relation
+from entities.selectors.traversal import RelationFilter, entity_reach
+from entities.services.entities import normalize_name
+from entities.services.extraction import STOPWORDS
+from memories.selectors.search_types import SearchHit, SearchQuery
+from memoryplatform.lib.errors import InvalidInput
+from tenants.models import Project
+
+DEFAULT_DEPTH = 2
+MAX_NGRAM = 4
+FUZZY_MIN_LENGTH = 4
+FUZZY_THRESHOLD = 0.5
+SEARCH_MAX_NODES = 200
+BOOST_WEIGHT = 0.2  # hybrid: relevance added to a hit fully explained by the graph
+BOOST_DEPTH = 1
+_TOKEN = re.compile(r"[\w][\w+#.&'-]*")
+
+
+def _ngrams(text: str) -> list[str]:
+    words = [word.strip(".'-") for word in _TOKEN.findall(text)]
+    words = [word for word in words if word]
+    grams = []
+    for size in range(1, MAX_NGRAM + 1):
+        for start in range(len(words) - size + 1):
+            gram = normalize_name(" ".join(words[start : start + size]))
+            if size == 1 and (gram in STOPWORDS or len(gram) < 2):
+                continue
+            grams.append(gram.removesuffix("'s"))
+    return list(dict.fromkeys(grams))
+
+
+def entities_in_text(*, project: Project, text: str) -> dict[int, float]:
+    """{entity id: match score} for the entities `text` names: 1.0 for an exact name or
+    alias, the trigram similarity for a near spelling (only when nothing matched exactly)."""
+    grams = _ngrams(text)
+    if not grams:
+        return {}
+    exact = Entity.objects.filter(project=project, lookup_keys__overlap=grams).values_list(
+        "pk", flat=True
+    )
+    found = dict.fromkeys(exact, 1.0)
+    if found:
+        return found
+    fuzzy = [gram for gram in grams if len(gram) >= FUZZY_MIN_LENGTH]
+    if not fuzzy:
+        return {}
+    sql = f"""
+        SELECT e.id, max(similarity(e.normalized_name, g)) AS score
+        FROM {Entity._meta.db_table} e, unnest(%s::text[]) AS g
+        WHERE e.project_id = %s AND e.normalized_name %% g
+        GROUP BY e.id
+        HAVING max(similarity(e.normalized_name, g)) >= %s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [fuzzy, project.pk, FUZZY_THRESHOLD])
+        return {pk: float(score) for pk, score in cursor.fetchall()}
+
+
+def entity_scores(
+    *, project: Project, seeds: dict[int, float], depth: int, max_nodes: int = SEARCH_MAX_NODES
+) -> dict[int, float]:
+    """Best path score to each entity within `depth` hops of the seeds: the seed's match
+    score times strength × confidence of every relation on the way (either direction)."""
+    relations = RelationFilter()
+    reach = entity_reach(
+        project=project,
+        entity_ids=list(seeds),
+        depth=depth,
+        relations=relations,
+        max_nodes=max_nodes,
+    )
+    scores = {pk: score for pk, score in seeds.items() if pk in reach}
+    if depth == 0 or len(reach) <= len(scores):
+        return scores
+    edges = list(
+        Relation.objects.filter(relations.q(project))
+        .filter(source_id__in=reach, target_id__in=reach)
+        .values_list("source_id", "target_id", "strength", "confidence")
+    )
+    for _ in range(depth):  # max-product relaxation, one hop per round
+        changed = False
+        for source, target, strength, confidence in edges:
+            for a, b in ((source, target), (target, source)):
+                candidate = scores.get(a, 0.0) * strength * confidence
+                if candidate > scores.get(b, 0.0):
+                    scores[b], changed = candidate, True
+        if not changed:
+            break
+    return scores
+
+
+def _memory_scores(
+    project: Project, scores: dict[int, float], memory_ids: Any = None
+) -> dict[UUID, tuple[float, list[int]]]:
+    """Noisy-OR of entity score × link relevance per memory, with the entities involved."""
+    links = EntityMemory.objects.filter(project=project, entity_id__in=list(scores))
+    if memory_ids is not None:
+        links = links.filter(memory_id__in=memory_ids)
+    misses: dict[UUID, float] = defaultdict(lambda: 1.0)
+    via: dict[UUID, list[int]] = defaultdict(list)
+    for entity_id, memory_id, relevance in links.values_list("entity_id", "memory_id", "relevance"):
+        misses[memory_id] *= 1.0 - min(1.0, scores[entity_id] * relevance)
+        via[memory_id].append(entity_id)
+    return {memory_id: (1.0 - miss, via[memory_id]) for memory_id, miss in misses.items()}
+
+
+def _depth_option(query: SearchQuery, name: str, default: int) -> int:
+    value = query.options.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 5:
+        raise InvalidInput(f"{name} must be an integer 0-5", fields={name: ["integer 0-5"]})
+    return value
+
+
+def graph_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
+    """`mode=graph`: memories of the entities the query names and of their neighbours."""
+    from memories.selectors.search import candidate_count, search_queryset
+
+    depth = _depth_option(query, "depth", DEFAULT_DEPTH)
+    seeds = entities_in_text(project=project, text=query.text)
+    if not seeds:
+        return []
+    scores = entity_scores(project=project, seeds=seeds, depth=depth)
+    allowed = search_queryset(project=project, query=query)
+    ranked = _memory_scores(project, scores, allowed.values("pk"))
+    best = sorted(ranked.items(), key=lambda item: (-item[1][0], str(item[0])))
+    best = best[: candidate_count(query)]
+    memories = allowed.in_bulk([memory_id for memory_id, _ in best])
+    hits = []
+    for memory_id, (score, via) in best:
+        if memory_id in memories:
+            parts = {"graph": score, "entities": float(len(via))}
+            hits.append(SearchHit(memory=memories[memory_id], score=score, parts=parts))
+    return hits
+
+
+def graph_boost(*, project: Project, query: SearchQuery, hits: list[SearchHit]) -> dict:
+    """Hybrid: when the query names known entities, add up to BOOST_WEIGHT to the hits
+    linked to them or to their direct neighbours (`graph_weight`, `graph_depth` options)."""
+    if not hits:
+        return {}
+    weight = query.options.get("graph_weight", BOOST_WEIGHT)
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
+        raise InvalidInput("graph_weight must be within [0, 1]", fields={"graph_weight": ["0-1"]})
+    if weight == 0:
+        return {}
+    seeds = entities_in_text(project=project, text=query.text)
+    if not seeds:
+        return {}
+    depth = _depth_option(query, "graph_depth", BOOST_DEPTH)
+    scores = entity_scores(project=project, seeds=seeds, depth=depth)
+    ranked = _memory_scores(project, scores, [hit.memory.pk for hit in hits])
+    return {memory_id: weight * score for memory_id, (score, _) in ranked.items() if score > 0}
+
+
+graph_boost.boost_name = "graph"  # type: ignore[attr-defined]
