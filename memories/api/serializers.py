@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.conf import settings
@@ -51,7 +52,26 @@ class MemoryUpdateSerializer(MemoryWriteSerializer):
     run_id = StrictCharField(required=False, allow_null=True)
 
 
+class FilterExpressionField(serializers.Field):
+    """A seed-003 filter expression: a JSON object, or a JSON string in a query parameter.
+    Its meaning is checked by the filter-language translator (400 naming the bad node)."""
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if isinstance(data, str):
+            try:
+                data = json.loads(data)
+            except ValueError as exc:
+                raise serializers.ValidationError("must be a JSON object") from exc
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("must be a JSON object")
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
 class MemoryFilterSerializer(ScopeSerializer):
+    filters = FilterExpressionField(required=False, help_text="AND/OR/NOT filter expression")
     memory_type = CommaListField(
         child=serializers.ChoiceField(choices=MemoryType.choices), required=False, default=list
     )

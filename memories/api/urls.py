@@ -1,5 +1,6 @@
 from django.urls import path
 
+from memories.api.search import MemorySearchView
 from memories.api.views import MemoryLinkViewSet, MemoryViewSet, ResetView
 
 memory_collection = MemoryViewSet.as_view(
@@ -13,6 +14,8 @@ link_detail = MemoryLinkViewSet.as_view({"delete": "destroy"})
 
 urlpatterns = [
     path("memories/", memory_collection, name="memory-list"),
+    # before memories/<pk>/, which would otherwise take "search" for an id
+    path("memories/search/", MemorySearchView.as_view(), name="memory-search"),
     path("memories/<str:pk>/", memory_detail, name="memory-detail"),
     path(
         "memories/<str:pk>/history/",

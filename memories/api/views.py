@@ -37,6 +37,7 @@ from memories.services.memories import (
     memory_restore,
     memory_update,
 )
+from memories.services.reinforcement import memories_reinforce
 from memories.services.reset import project_reset
 from memoryplatform.lib.views import ProjectScopedMixin
 
@@ -52,6 +53,7 @@ FILTER_FIELDS = {
     "created_before": "created_before",
     "min_confidence": "min_confidence",
     "pinned": "pinned",
+    "filters": "expression",
 }
 
 
@@ -98,7 +100,10 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
 
     @extend_schema(responses=MemorySerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
-        return Response(MemorySerializer(memory_get(project=self.project, memory_id=pk)).data)
+        response = Response(MemorySerializer(memory_get(project=self.project, memory_id=pk)).data)
+        if request.method == "GET":  # a read returns it: reinforce, after building the body
+            memories_reinforce(project=self.project, memory_ids=[pk])
+        return response
 
     @extend_schema(request=MemoryUpdateSerializer, responses=MemorySerializer)
     def partial_update(self, request: Request, pk: str) -> Response:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db.models import F, FloatField, Func, Q, QuerySet, Value
@@ -27,6 +28,7 @@ class MemoryFilters:
     created_before: datetime | None = None
     min_confidence: float | None = None
     pinned: bool | None = None
+    expression: dict[str, Any] | None = None  # seed-003 AND/OR/NOT filter language
 
     def as_q(self) -> Q:
         q = Q()
@@ -44,6 +46,10 @@ class MemoryFilters:
             q &= Q(created_at__gte=self.created_after)
         if self.created_before:
             q &= Q(created_at__lt=self.created_before)
+        if self.expression is not None:
+            from memories.selectors.filter_language import filter_expression_q
+
+            q &= filter_expression_q(self.expression)
         return q
 
 

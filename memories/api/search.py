@@ -1,0 +1,130 @@
+"""Search endpoint: POST /memories/search/ (JSON body) and GET /memories/search/?q=..."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories.api.serializers import MemoryFilterSerializer, MemorySerializer
+from memories.api.views import filters_from
+from memories.selectors.search import SearchResult, memory_search
+from memories.selectors.search.dispatch import MAX_OFFSET, MODES
+from memories.selectors.search.hybrid import FUSIONS
+from memories.selectors.search_types import SearchQuery
+from memories.services.reinforcement import memories_reinforce
+from memoryplatform.lib.fields import CommaListField, StrictCharField, StrictFloatField
+from memoryplatform.lib.views import ProjectScopedMixin
+
+
+class SearchRequestSerializer(MemoryFilterSerializer):
+    query = StrictCharField(required=False, max_length=2000, help_text="the search text")
+    q = StrictCharField(required=False, max_length=2000, help_text="alias of query")
+    mode = serializers.ChoiceField(choices=list(MODES), default="hybrid")
+    memory_types = CommaListField(
+        child=StrictCharField(), required=False, help_text="alias of memory_type"
+    )
+    limit = serializers.IntegerField(min_value=1, required=False)
+    offset = serializers.IntegerField(min_value=0, max_value=MAX_OFFSET, default=0)
+    min_similarity = StrictFloatField(min_value=0.0, max_value=1.0, required=False)
+    token_budget = serializers.IntegerField(min_value=1, required=False)
+    fusion = serializers.ChoiceField(choices=FUSIONS, required=False)
+    alpha = StrictFloatField(min_value=0.0, max_value=1.0, required=False)
+
+    def validate_limit(self, value: int) -> int:
+        if value > settings.MEMORY_MAX_PAGE_SIZE:
+            raise serializers.ValidationError(f"at most {settings.MEMORY_MAX_PAGE_SIZE}")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        text = attrs.get("query") or attrs.get("q")
+        if not text or not text.strip():
+            raise serializers.ValidationError({"query": ["a non-empty query is required"]})
+        attrs["query"] = text
+        if attrs.get("memory_types"):
+            attrs["memory_type"] = attrs["memory_types"]
+            field = MemoryFilterSerializer().fields["memory_type"]
+            try:
+                field.run_validation(attrs["memory_type"])
+            except serializers.ValidationError as exc:
+                raise serializers.ValidationError({"memory_types": exc.detail}) from exc
+        return attrs
+
+
+class ScoreSerializer(MemorySerializer):
+    score = serializers.FloatField()
+    score_parts = serializers.DictField(child=serializers.FloatField())
+
+    class Meta(MemorySerializer.Meta):
+        fields = [*MemorySerializer.Meta.fields, "score", "score_parts"]
+        read_only_fields = fields
+
+
+class SearchResponseSerializer(serializers.Serializer):
+    results = ScoreSerializer(many=True)
+    count = serializers.IntegerField()
+    mode = serializers.CharField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()
+    token_budget = serializers.IntegerField(allow_null=True)
+    tokens = serializers.IntegerField()
+    budget_exhausted = serializers.BooleanField()
+
+
+def search_query_from(data: dict[str, Any]) -> SearchQuery:
+    options = {name: data[name] for name in ("fusion", "alpha") if name in data}
+    return SearchQuery(
+        text=data["query"],
+        mode=data["mode"],
+        filters=filters_from(data),
+        limit=data.get("limit") or settings.MEMORY_DEFAULT_PAGE_SIZE,
+        offset=data["offset"],
+        min_similarity=data.get("min_similarity"),
+        token_budget=data.get("token_budget"),
+        options=options,
+    )
+
+
+def search_body(result: SearchResult) -> dict[str, Any]:
+    results = []
+    for hit in result.hits:
+        hit.memory.score = round(hit.score, 6)
+        hit.memory.score_parts = {name: round(value, 6) for name, value in hit.parts.items()}
+        results.append(hit.memory)
+    return {
+        "results": ScoreSerializer(results, many=True).data,
+        "count": len(results),
+        "mode": result.mode,
+        "limit": result.limit,
+        "offset": result.offset,
+        "token_budget": result.token_budget,
+        "tokens": result.tokens,
+        "budget_exhausted": result.budget_exhausted,
+    }
+
+
+class MemorySearchView(ProjectScopedMixin, APIView):
+    """Search memories by keywords, meaning (semantic) or both (hybrid, the default)."""
+
+    required_scopes = {None: "read"}  # POST carries a body but only reads
+
+    @extend_schema(request=SearchRequestSerializer, responses=SearchResponseSerializer)
+    def post(self, request: Request) -> Response:
+        return self._search(request.data)
+
+    @extend_schema(parameters=[SearchRequestSerializer], responses=SearchResponseSerializer)
+    def get(self, request: Request) -> Response:
+        return self._search(request.query_params)
+
+    def _search(self, data: Any) -> Response:
+        query = search_query_from(self.validated(SearchRequestSerializer, data))
+        result = memory_search(project=self.project, query=query)
+        response = Response(search_body(result))
+        # Returned memories are reinforced once, in bulk, after the body is built.
+        memories_reinforce(project=self.project, memory_ids=[hit.memory.pk for hit in result.hits])
+        return response

@@ -1,0 +1,146 @@
+"""The search dispatcher: validation, mode registry, decay-aware ranking, paging, budgets."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.utils.module_loading import import_string
+
+from memories.models import Memory
+from memories.selectors.filters import apply_filters, effective_confidence
+from memories.selectors.memories import memory_queryset
+from memories.selectors.search_types import SearchHit, SearchQuery
+from memoryplatform.lib.errors import InvalidInput
+from tenants.models import Project
+
+logger = logging.getLogger(__name__)
+
+MODES: dict[str, str] = {
+    "keyword": "memories.selectors.search.keyword.keyword_search",
+    "semantic": "memories.selectors.search.semantic.semantic_search",
+    "hybrid": "memories.selectors.search.hybrid.hybrid_search",
+    "graph": "entities.selectors.search.graph_search",
+}
+HYBRID_BOOSTS: list[str] = ["entities.selectors.search.graph_boost"]
+
+MAX_QUERY_LENGTH = 2000
+MAX_OFFSET = 1000  # deep pages would need ever larger candidate pools; refuse them plainly
+
+Mode = Callable[..., list[SearchHit]]
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    hits: list[SearchHit]
+    mode: str
+    limit: int
+    offset: int
+    token_budget: int | None
+    tokens: int  # sum of the returned memories' token counts
+    budget_exhausted: bool  # true when the budget, not the limit, ended the page
+
+
+def search_queryset(*, project: Project, query: SearchQuery) -> QuerySet[Memory]:
+    """The project's live memories matching the query's filters, with effective_confidence."""
+    return apply_filters(memory_queryset(project=project), query.filters)
+
+
+def candidate_count(query: SearchQuery) -> int:
+    """How many hits a mode should return: enough to re-rank by decay and page."""
+    return max(query.offset + query.limit, settings.MEMORY_SEARCH_CANDIDATES)
+
+
+def memory_search(*, project: Project, query: SearchQuery) -> SearchResult:
+    _validate(query)
+    mode = _resolve(query.mode)
+    hits = _rank_by_confidence(mode(project=project, query=query))
+    page = hits[query.offset : query.offset + query.limit]
+    page, tokens, exhausted = _within_budget(page, query.token_budget)
+    return SearchResult(
+        hits=page,
+        mode=query.mode,
+        limit=query.limit,
+        offset=query.offset,
+        token_budget=query.token_budget,
+        tokens=tokens,
+        budget_exhausted=exhausted,
+    )
+
+
+def _validate(query: SearchQuery) -> None:
+    errors: dict[str, list[str]] = {}
+    if not isinstance(query.text, str) or not query.text.strip():
+        errors["query"] = ["must be a non-empty string"]
+    elif len(query.text) > MAX_QUERY_LENGTH:
+        errors["query"] = [f"at most {MAX_QUERY_LENGTH} characters"]
+    if query.mode not in MODES:
+        errors["mode"] = [f"one of {', '.join(MODES)}"]
+    if not 1 <= query.limit <= settings.MEMORY_MAX_PAGE_SIZE:
+        errors["limit"] = [f"between 1 and {settings.MEMORY_MAX_PAGE_SIZE}"]
+    if not 0 <= query.offset <= MAX_OFFSET:
+        errors["offset"] = [f"between 0 and {MAX_OFFSET}"]
+    if query.min_similarity is not None and not 0.0 <= query.min_similarity <= 1.0:
+        errors["min_similarity"] = ["must be within [0, 1]"]
+    if query.token_budget is not None and query.token_budget < 1:
+        errors["token_budget"] = ["must be at least 1"]
+    if errors:
+        raise InvalidInput(f"Invalid input: {', '.join(sorted(errors))}", fields=errors)
+    query.filters.as_q()  # a bad filter expression is a 400 before any search runs
+
+
+def _resolve(name: str) -> Mode:
+    try:
+        return import_string(MODES[name])
+    except ImportError as exc:
+        message = f"{name} search is unavailable on this server"
+        raise InvalidInput(message, fields={"mode": [message]}) from exc
+
+
+def resolve_boosts() -> list[Callable[..., dict[Any, float]]]:
+    boosts = []
+    for path in HYBRID_BOOSTS:
+        try:
+            boosts.append(import_string(path))
+        except ImportError:
+            logger.debug("hybrid boost %s is not installed", path)
+    return boosts
+
+
+def _rank_by_confidence(hits: list[SearchHit]) -> list[SearchHit]:
+    """final score = relevance × effective confidence (seed 000 §11.1, step 8)."""
+    missing = [hit.memory.pk for hit in hits if not hasattr(hit.memory, "effective_confidence")]
+    if missing:  # a mode that did not start from search_queryset: ask PostgreSQL once
+        values = dict(
+            Memory.objects.filter(pk__in=missing)
+            .annotate(ec=effective_confidence())
+            .values_list("pk", "ec")
+        )
+        for hit in hits:
+            if hit.memory.pk in values:
+                hit.memory.effective_confidence = values[hit.memory.pk]
+    for hit in hits:
+        confidence = float(hit.memory.effective_confidence)
+        relevance = hit.score
+        hit.parts = {**hit.parts, "relevance": relevance, "confidence": confidence}
+        hit.score = relevance * confidence
+    # Ties (equal relevance, equal confidence) go to the newer memory, then to the id.
+    hits.sort(key=lambda hit: str(hit.memory.pk))
+    hits.sort(key=lambda hit: hit.memory.created_at, reverse=True)
+    return sorted(hits, key=lambda hit: -hit.score)
+
+
+def _within_budget(hits: list[SearchHit], budget: int | None) -> tuple[list[SearchHit], int, bool]:
+    """Accumulate in rank order; stop before the first memory that would exceed the budget."""
+    kept: list[SearchHit] = []
+    total = 0
+    for hit in hits:
+        if budget is not None and total + hit.memory.token_count > budget:
+            return kept, total, True
+        kept.append(hit)
+        total += hit.memory.token_count
+    return kept, total, False

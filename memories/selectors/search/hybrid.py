@@ -1,0 +1,118 @@
+"""Hybrid mode (the default): keyword and semantic candidates fused into one relevance.
+
+Two fusions, chosen per query with `options={"fusion": ...}` or MEMORY_SEARCH_FUSION:
+
+- `minmax` (seed 000 §11.1): α × min-max-normalised keyword rank + (1 − α) × cosine
+  similarity; a memory found by one signal only gets that signal's share. α = `alpha`
+  option or MEMORY_SEARCH_HYBRID_ALPHA (0.4).
+- `rrf`: reciprocal-rank fusion, α/(k + keyword rank) + (1 − α)/(k + semantic rank), scaled
+  so rank 1 in both is 1.0; k = MEMORY_SEARCH_RRF_K (60).
+
+If the embedding provider fails, hybrid degrades to keyword results (parts say so) instead
+of failing the request. Registered boosts (see the package docstring) are added last.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+
+from memories.models import Memory
+from memories.selectors.search.dispatch import candidate_count, resolve_boosts, search_queryset
+from memories.selectors.search.keyword import keyword_ranked
+from memories.selectors.search.semantic import min_similarity_of, query_vector, semantic_ranked
+from memories.selectors.search_types import SearchHit, SearchQuery
+from memoryplatform.lib.errors import InvalidInput, ProviderError
+from tenants.models import Project
+
+logger = logging.getLogger(__name__)
+FUSIONS = ("minmax", "rrf")
+
+
+def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
+    fusion, alpha = _fusion_options(query.options)
+    queryset = search_queryset(project=project, query=query)
+    pool = max(candidate_count(query), int(query.options.get("pool", 0)))
+    keyword = keyword_ranked(
+        queryset, query.text, limit=pool, match=query.options.get("keyword_match", "any")
+    )
+    degraded = False
+    try:
+        semantic = semantic_ranked(
+            queryset,
+            query_vector(query.text),
+            limit=pool,
+            min_similarity=min_similarity_of(query),
+        )
+    except ProviderError as exc:
+        logger.warning("hybrid search without vectors: %s", exc)
+        semantic, degraded = [], True
+    fuse = _minmax if fusion == "minmax" else _rrf
+    hits = fuse(keyword, semantic, alpha)
+    if degraded:
+        for hit in hits:
+            hit.parts["semantic_unavailable"] = 1.0
+    if query.options.get("boosts", True):
+        _apply_boosts(project, query, hits)
+    return hits
+
+
+def _fusion_options(options: dict[str, Any]) -> tuple[str, float]:
+    fusion = options.get("fusion") or settings.MEMORY_SEARCH_FUSION
+    if fusion not in FUSIONS:
+        raise InvalidInput("unknown fusion", fields={"fusion": [f"one of {', '.join(FUSIONS)}"]})
+    alpha = options.get("alpha")
+    alpha = settings.MEMORY_SEARCH_HYBRID_ALPHA if alpha is None else alpha
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 <= alpha <= 1:
+        raise InvalidInput("alpha must be within [0, 1]", fields={"alpha": ["within [0, 1]"]})
+    return fusion, float(alpha)
+
+
+def _minmax(
+    keyword: list[tuple[Memory, float]], semantic: list[tuple[Memory, float]], alpha: float
+) -> list[SearchHit]:
+    ranks = [rank for _, rank in keyword]
+    low, high = min(ranks, default=0.0), max(ranks, default=0.0)
+    hits: dict[Any, SearchHit] = {}
+    for memory, rank in keyword:
+        norm = (rank - low) / (high - low) if high > low else 1.0
+        hits[memory.pk] = SearchHit(
+            memory, alpha * norm, {"keyword": norm, "keyword_rank": rank, "semantic": 0.0}
+        )
+    for memory, similarity in semantic:
+        share = (1 - alpha) * max(similarity, 0.0)
+        hit = hits.setdefault(memory.pk, SearchHit(memory, 0.0, {"keyword": 0.0}))
+        hit.score += share
+        hit.parts["semantic"] = similarity
+    return list(hits.values())
+
+
+def _rrf(
+    keyword: list[tuple[Memory, float]], semantic: list[tuple[Memory, float]], alpha: float
+) -> list[SearchHit]:
+    k = settings.MEMORY_SEARCH_RRF_K
+    best = alpha / (k + 1) + (1 - alpha) / (k + 1)
+    hits: dict[Any, SearchHit] = {}
+    for position, (memory, rank) in enumerate(keyword, start=1):
+        hits[memory.pk] = SearchHit(
+            memory,
+            alpha / (k + position) / best,
+            {"keyword": rank / (keyword[0][1] or 1.0), "keyword_rank": rank, "semantic": 0.0},
+        )
+    for position, (memory, similarity) in enumerate(semantic, start=1):
+        hit = hits.setdefault(memory.pk, SearchHit(memory, 0.0, {"keyword": 0.0}))
+        hit.score += (1 - alpha) / (k + position) / best
+        hit.parts["semantic"] = similarity
+    return list(hits.values())
+
+
+def _apply_boosts(project: Project, query: SearchQuery, hits: list[SearchHit]) -> None:
+    by_id = {hit.memory.pk: hit for hit in hits}
+    for boost in resolve_boosts():
+        name = getattr(boost, "boost_name", boost.__name__)
+        for memory_id, amount in boost(project=project, query=query, hits=hits).items():
+            if memory_id in by_id:
+                by_id[memory_id].score += amount
+                by_id[memory_id].parts[name] = amount

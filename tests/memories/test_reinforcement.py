@@ -1,0 +1,96 @@
+"""Decay at read time and reinforcement when a memory is returned (seed 000 §4, §10.3)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from memories.models import Memory
+from memories.selectors.memories import memory_get
+from memories.services.reinforcement import memories_reinforce
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/memories/"
+
+
+def set_age(memory_id: str, days: float, **fields) -> None:
+    then = timezone.now() - timedelta(days=days)
+    Memory.objects.filter(pk=memory_id).update(created_at=then, last_accessed_at=None, **fields)
+
+
+@pytest.mark.parametrize(("days", "expected"), [(0, 1.0), (30, 0.5), (60, 0.25)])
+def test_effective_confidence_halves_every_thirty_days(alice, remember, days, expected) -> None:
+    memory = remember("the build cache lives in /tmp/cache")
+    set_age(memory["id"], days)
+    found = memory_get(project=alice.project, memory_id=memory["id"])
+    assert found.effective_confidence == pytest.approx(expected, rel=1e-3)
+
+
+def test_half_life_is_configurable(alice, remember, settings) -> None:
+    settings.MEMORY_DECAY_HALF_LIFE_DAYS = 10
+    memory = remember("the build cache lives in /tmp/cache")
+    set_age(memory["id"], 20)
+    found = memory_get(project=alice.project, memory_id=memory["id"])
+    assert found.effective_confidence == pytest.approx(0.25, rel=1e-3)
+
+
+def test_get_reinforces_the_memory_it_returns(alice, remember) -> None:
+    memory = remember("the build cache lives in /tmp/cache", confidence=0.5)
+    set_age(memory["id"], 15)
+    body = alice.get(f"{URL}{memory['id']}/").json()
+    assert body["access_count"] == 0  # the body is built before the reinforcement
+    row = Memory.objects.get(pk=memory["id"])
+    assert row.access_count == 1
+    assert row.confidence == pytest.approx(0.6)
+    assert timezone.now() - row.last_accessed_at < timedelta(minutes=1)
+    again = memory_get(project=alice.project, memory_id=memory["id"])
+    assert again.effective_confidence == pytest.approx(0.6, rel=1e-3)  # decay clock restarted
+
+
+def test_confidence_is_capped_at_one(alice, remember) -> None:
+    memory = remember("the build cache lives in /tmp/cache", confidence=0.95)
+    alice.get(f"{URL}{memory['id']}/")
+    alice.get(f"{URL}{memory['id']}/")
+    row = Memory.objects.get(pk=memory["id"])
+    assert row.confidence == 1.0 and row.access_count == 2
+
+
+def test_patch_does_not_count_as_an_access(alice, remember) -> None:
+    memory = remember("the build cache lives in /tmp/cache")
+    alice.patch(f"{URL}{memory['id']}/", {"tags": ["build"]})
+    assert Memory.objects.get(pk=memory["id"]).access_count == 0
+
+
+def test_search_reinforces_every_returned_memory_in_one_update(alice, remember, settings) -> None:
+    settings.MEMORY_DEDUP_THRESHOLD = 1.0  # near-identical steps on purpose: no merging
+    ids = [remember(f"deploy checklist step {n}", confidence=0.5)["id"] for n in range(5)]
+    other = remember("lunch menu on Friday", confidence=0.5)["id"]
+    with CaptureQueriesContext(connection) as queries:
+        body = alice.post(
+            f"{URL}search/", {"query": "deploy checklist", "mode": "keyword", "limit": 5}
+        ).json()
+    assert sorted(hit["id"] for hit in body["results"]) == sorted(ids)
+    updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
+    reinforcing = [sql for sql in updates if "access_count" in sql]
+    assert len(reinforcing) == 1
+    rows = {str(pk): row for pk, row in Memory.objects.in_bulk([*ids, other]).items()}
+    assert {rows[pk].access_count for pk in ids} == {1}
+    assert {rows[pk].confidence for pk in ids} == {pytest.approx(0.6)}
+    assert rows[other].access_count == 0
+
+
+def test_reinforcement_touches_only_the_callers_project(alice, charlie, remember) -> None:
+    memory = remember("alice's memory")
+    assert memories_reinforce(project=charlie.project, memory_ids=[memory["id"]]) == 0
+    assert charlie.get(f"{URL}{memory['id']}/").status_code == 404
+    assert Memory.objects.get(pk=memory["id"]).access_count == 0
+
+
+def test_deleted_memories_are_not_reinforced(alice, remember) -> None:
+    memory = remember("soon gone")
+    alice.delete(f"{URL}{memory['id']}/")
+    assert memories_reinforce(project=alice.project, memory_ids=[memory["id"]]) == 0

@@ -1,0 +1,242 @@
+"""Search: keyword, semantic and hybrid modes, filters, paging, decay-aware ranking, budgets."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memories.models import Memory
+from memories.selectors.search import MODES
+from tests.conftest import Tenant
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/memories/search/"
+
+
+def search(tenant: Tenant, **body) -> dict:
+    response = tenant.post(URL, body)
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def contents(body: dict) -> list[str]:
+    return [hit["content"] for hit in body["results"]]
+
+
+def age(memory_id: str, days: float) -> None:
+    then = timezone.now() - timedelta(days=days)
+    Memory.objects.filter(pk=memory_id).update(created_at=then, last_accessed_at=None)
+
+
+def test_keyword_search_finds_machine_learning_and_not_web_development(alice, remember) -> None:
+    remember("Machine learning models need a lot of training data")
+    remember("Web development with React and TypeScript")
+    body = search(alice, query="machine learning", mode="keyword")
+    assert contents(body) == ["Machine learning models need a lot of training data"]
+
+
+def test_keyword_search_stems_words(alice, remember) -> None:
+    remember("The user was running three marathons")
+    assert contents(search(alice, query="runs marathon", mode="keyword")) == [
+        "The user was running three marathons"
+    ]
+
+
+def test_keyword_search_honours_quoted_phrases_and_exclusions(alice, remember) -> None:
+    remember("deep learning on graphs")
+    remember("learning deep breathing")
+    assert contents(search(alice, query='"deep learning"', mode="keyword")) == [
+        "deep learning on graphs"
+    ]
+    assert contents(search(alice, query="learning -breathing", mode="keyword")) == [
+        "deep learning on graphs"
+    ]
+
+
+def test_semantic_search_finds_canine_training_for_how_to_train_dogs(alice, remember) -> None:
+    remember("canine behavior training tips")
+    remember("quarterly tax filing deadlines")
+    body = search(alice, query="how to train dogs", mode="semantic")
+    assert contents(body) == ["canine behavior training tips"]
+    assert body["results"][0]["score_parts"]["semantic"] >= 0.5
+
+
+def test_semantic_minimum_similarity_can_be_disabled(alice, remember) -> None:
+    remember("quarterly tax filing deadlines")
+    assert search(alice, query="how to train dogs", mode="semantic")["results"] == []
+    loose = search(alice, query="how to train dogs", mode="semantic", min_similarity=0)
+    assert contents(loose) == ["quarterly tax filing deadlines"]
+
+
+def test_hybrid_is_the_default_and_combines_both_signals(alice, remember) -> None:
+    for text in [
+        "canine behavior training tips",
+        "how to train a neural network",
+        "dog food brands compared",
+        "tax filing deadlines",
+        "the cat sleeps all day",
+        "weekly team meeting notes",
+        "train timetable from Paris to Lyon",
+        "puppy obedience classes on Saturdays",
+        "database index tuning",
+        "gardening in spring",
+    ]:
+        remember(text)
+    body = search(alice, query="how to train dogs")
+    assert body["mode"] == "hybrid"
+    found = contents(body)
+    assert found[0] == "canine behavior training tips"  # meaning and one shared stem
+    assert "train timetable from Paris to Lyon" in found  # keyword only
+    assert "puppy obedience classes on Saturdays" in found  # meaning only
+    assert "database index tuning" not in found
+    parts = body["results"][0]["score_parts"]
+    assert parts["keyword_rank"] > 0 and parts["semantic"] > 0.5
+    expected = parts["relevance"] * parts["confidence"]
+    assert body["results"][0]["score"] == pytest.approx(expected, abs=1e-5)
+
+
+@pytest.mark.parametrize("fusion", ["minmax", "rrf"])
+def test_hybrid_supports_both_fusions(alice, remember, fusion) -> None:
+    remember("canine behavior training tips")
+    remember("gardening in spring")
+    body = search(alice, query="training dogs", fusion=fusion)
+    assert contents(body)[0] == "canine behavior training tips"
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+def test_every_mode_filters_by_memory_type(alice, remember, mode) -> None:
+    remember("We observed that deploys fail on Fridays", memory_type="observation")
+    remember("We decided to stop deploys on Fridays", memory_type="decision")
+    remember("Deploys on Fridays fail in a pattern", memory_type="pattern")
+    body = search(alice, query="deploys on Fridays", mode=mode, memory_types=["decision"])
+    assert contents(body) == ["We decided to stop deploys on Fridays"]
+
+
+def test_search_filters_by_all_given_tags(alice, remember) -> None:
+    remember("Use strict mode in the frontend build", tags=["typescript", "frontend"])
+    remember("Use strict mode in the backend build", tags=["typescript", "backend"])
+    remember("Use strict mode in the legacy build", tags=["frontend"])
+    body = search(alice, query="strict mode build", tags=["typescript", "frontend"])
+    assert contents(body) == ["Use strict mode in the frontend build"]
+
+
+def test_search_filters_by_effective_confidence(alice, remember) -> None:
+    fresh = remember("the deploy key rotates monthly")
+    stale = remember("the deploy key rotated once in 2019")
+    age(stale["id"], days=60)  # 1.0 → ~0.25
+    body = search(alice, query="deploy key", min_confidence=0.5)
+    assert [hit["id"] for hit in body["results"]] == [fresh["id"]]
+
+
+def test_search_pages_with_limit_and_offset(alice, remember, settings) -> None:
+    settings.MEMORY_DEDUP_THRESHOLD = 1.0  # near-identical notes on purpose: no merging
+    for number in range(50):
+        remember(f"release note number {number:02d} about the parser")
+    everything = search(alice, query="release note parser", mode="keyword", limit=50)
+    page = search(alice, query="release note parser", mode="keyword", limit=10, offset=20)
+    assert [hit["id"] for hit in page["results"]] == [
+        hit["id"] for hit in everything["results"][20:30]
+    ]
+    assert page["count"] == 10 and page["offset"] == 20
+
+
+def test_fresher_memories_outrank_decayed_ones_of_equal_relevance(alice, remember) -> None:
+    old = remember("The office wifi password is on the fridge")
+    new = remember("The office wifi password is on the whiteboard")
+    age(old["id"], days=45)
+    body = search(alice, query="office wifi password", mode="keyword")
+    assert [hit["id"] for hit in body["results"]] == [new["id"], old["id"]]
+    assert body["results"][1]["score_parts"]["confidence"] == pytest.approx(0.5**1.5, rel=1e-3)
+
+
+def test_token_budget_keeps_results_in_rank_order_until_the_budget(alice, remember) -> None:
+    remember("coffee " * 10)  # 70 characters: 18 tokens
+    remember("coffee beans " * 10)  # 130 characters: 33 tokens
+    remember("coffee grinder settings")  # 6 tokens
+    full = search(alice, query="coffee", mode="keyword")
+    assert len(full["results"]) == 3 and full["budget_exhausted"] is False
+    first = full["results"][0]["token_count"]
+    budgeted = search(alice, query="coffee", mode="keyword", token_budget=first)
+    assert [hit["id"] for hit in budgeted["results"]] == [full["results"][0]["id"]]
+    assert budgeted["tokens"] == first and budgeted["budget_exhausted"] is True
+
+
+def test_get_search_takes_the_query_string(alice, remember) -> None:
+    remember("Machine learning models need data")
+    body = alice.get(URL, {"q": "machine learning", "mode": "keyword", "user_id": "u1"}).json()
+    assert contents(body) == ["Machine learning models need data"]
+
+
+def test_search_scope_fields_must_all_match(alice, remember) -> None:
+    remember("shared fact about invoices", user_id="u1", agent_id="a1")
+    remember("shared fact about invoices too", user_id="u1", agent_id="a2")
+    body = search(alice, query="invoices", user_id="u1", agent_id="a1")
+    assert contents(body) == ["shared fact about invoices"]
+
+
+def test_search_accepts_the_filter_expression(alice, remember) -> None:
+    remember("laptop deal", metadata={"price": 900, "shop": "north"})
+    remember("laptop bargain", metadata={"price": 400, "shop": "south"})
+    remember("laptop offer", metadata={"price": 1500, "shop": "south"})
+    body = search(
+        alice,
+        query="laptop",
+        mode="keyword",
+        filters={"OR": [{"metadata.price": {"lt": 500}}, {"metadata": {"shop": "north"}}]},
+    )
+    assert sorted(contents(body)) == ["laptop bargain", "laptop deal"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "query"),
+        ({"query": "   "}, "query"),
+        ({"query": "x", "mode": "telepathy"}, "mode"),
+        ({"query": "x", "limit": 101}, "limit"),
+        ({"query": "x", "offset": -1}, "offset"),
+        ({"query": "x", "min_similarity": 1.5}, "min_similarity"),
+        ({"query": "x", "token_budget": 0}, "token_budget"),
+        ({"query": "x", "fusion": "average"}, "fusion"),
+        ({"query": "x", "memory_types": ["gossip"]}, "memory_types"),
+        (
+            {"query": "x", "filters": {"AND": [{"user_id": "u1"}, {"metadata.p": {"gt": []}}]}},
+            "filters.AND[1].metadata.p.gt",
+        ),
+    ],
+)
+def test_bad_search_input_is_a_400_naming_the_field(alice, body, field) -> None:
+    response = alice.post(URL, body)
+    assert response.status_code == 400, response.json()
+    error = response.json()["error"]
+    assert error["code"] == "invalid"
+    assert any(name.startswith(field) for name in error["fields"]), error
+
+
+def test_graph_mode_is_a_400_when_the_graph_is_not_installed(alice, monkeypatch) -> None:
+    monkeypatch.setitem(MODES, "graph", "entities.selectors.no_such_module.graph_search")
+    response = alice.post(URL, {"query": "who works at Google", "mode": "graph"})
+    assert response.status_code == 400
+    assert "graph search is unavailable" in response.json()["error"]["message"]
+
+
+def test_search_needs_only_the_read_scope(remember) -> None:
+    from tests.conftest import make_tenant
+
+    reader = make_tenant("alice", scopes=["read"])
+    remember("Machine learning models need data")
+    assert reader.post(URL, {"query": "machine learning"}).status_code == 200
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+def test_another_project_finds_nothing_of_alices(alice, charlie, remember, mode) -> None:
+    remember("Alice's secret plan for machine learning")
+    assert search(alice, query="machine learning plan", mode=mode)["count"] == 1
+    body = search(charlie, query="machine learning plan", mode=mode, min_similarity=0)
+    assert body["results"] == [] and body["count"] == 0
+
+
+def test_search_without_a_key_is_401(anonymous) -> None:
+    assert anonymous.post(URL, {"query": "x"}, format="json").status_code == 401
