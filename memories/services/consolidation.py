@@ -1,0 +1,400 @@
+"""Consolidation (seed 000 §6.2-6.3): clusters of near-identical memories become one.
+
+Clusters come from pgvector neighbour queries run inside PostgreSQL (one LATERAL k-NN probe
+of the HNSW index per memory, never an all-pairs loop in Python). Clusters are stars: the
+highest-confidence memory (older on ties) is the primary and absorbs the unclaimed memories of
+the same scope at least `threshold` (0.85) similar to it, except those with contradiction
+cues, which become contradiction reviews instead. The primary gets the union of tags, merged
+metadata, the maximum confidence and importance, the summed access count, version + 1 and a
+MERGE history row per absorbed memory; links and entity associations move to the primary;
+absorbed memories are soft-deleted with a `superseded_by` link. `dry_run` computes the same
+report and changes nothing.
+
+Triggers: the API/command (manual), every `consolidation_interval` (50) inserts of a project
+(a job enqueued after commit) and the daily schedule.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+from uuid import UUID
+
+from django.apps import apps
+from django.db import connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from memories.models import (
+    HistoryEvent,
+    LinkType,
+    MaintenanceState,
+    Memory,
+    MemoryHistory,
+    MemoryLink,
+)
+from memories.services.contradictions import contradiction_cues, contradiction_record, judge
+from memories.services.supersede import link_pair
+from memories.services.tuning import tuning
+from memoryplatform.events import emit
+from memoryplatform.lib.actor import Actor
+from memoryplatform.lib.errors import InvalidInput
+from tenants.models import Project
+
+logger = logging.getLogger(__name__)
+
+NEIGHBOURS_PER_MEMORY = 8
+REPORTED_CLUSTERS = 100
+
+_PAIRS_SQL = """
+SELECT a.id, n.id, 1 - n.distance
+FROM memories_memory a
+CROSS JOIN LATERAL (
+    SELECT b.id, b.embedding <=> a.embedding AS distance
+    FROM memories_memory b
+    WHERE b.project_id = a.project_id
+      AND b.deleted_at IS NULL AND b.embedding IS NOT NULL AND b.id <> a.id
+      AND b.user_id IS NOT DISTINCT FROM a.user_id
+      AND b.agent_id IS NOT DISTINCT FROM a.agent_id
+      AND b.run_id IS NOT DISTINCT FROM a.run_id
+    ORDER BY b.embedding <=> a.embedding
+    LIMIT %(k)s
+) n
+WHERE a.project_id = %(project)s AND a.deleted_at IS NULL AND a.embedding IS NOT NULL
+  AND n.distance <= %(max_distance)s {since}
+"""
+
+
+@dataclass
+class ClusterReport:
+    primary_id: str
+    primary_content: str
+    absorbed: list[dict[str, Any]]
+
+
+@dataclass
+class ConsolidationReport:
+    dry_run: bool
+    threshold: float
+    memories_scanned: int = 0
+    clusters_found: int = 0
+    memories_merged: int = 0
+    memories_deleted: int = 0
+    links_reassigned: int = 0
+    entities_reassigned: int = 0
+    contradictions_found: int = 0
+    clusters: list[ClusterReport] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _check_threshold(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise InvalidInput(
+            "similarity_threshold must be a number in (0, 1]",
+            fields={"similarity_threshold": ["a number in (0, 1]"]},
+        )
+    return float(value)
+
+
+def _candidate_pairs(
+    project: Project, min_similarity: float, since: Any = None
+) -> list[tuple[UUID, UUID, float]]:
+    since_sql = "AND a.updated_at >= %(since)s" if since else ""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.ef_search = 100")
+        cursor.execute(
+            _PAIRS_SQL.format(since=since_sql),
+            {
+                "k": NEIGHBOURS_PER_MEMORY,
+                "project": project.pk,
+                "max_distance": 1.0 - min_similarity,
+                "since": since,
+            },
+        )
+        return [(a, b, float(sim)) for a, b, sim in cursor.fetchall()]
+
+
+def _stars(
+    pairs: list[tuple[UUID, UUID, float]], memories: dict[UUID, Memory], threshold: float
+) -> tuple[list[tuple[Memory, list[tuple[Memory, float]]]], list[tuple[Memory, Memory, float]]]:
+    """Star clusters around the most confident memories, and contradiction candidates."""
+    adjacency: dict[UUID, dict[UUID, float]] = defaultdict(dict)
+    for a, b, similarity in pairs:
+        adjacency[a][b] = max(similarity, adjacency[a].get(b, 0.0))
+        adjacency[b][a] = adjacency[a][b]
+    order = sorted(memories.values(), key=lambda m: (-m.confidence, m.created_at, str(m.pk)))
+    claimed: set[UUID] = set()
+    clusters, conflicts = [], []
+    seen_conflicts: set[frozenset[UUID]] = set()
+    for primary in order:
+        if primary.pk in claimed:
+            continue
+        members = []
+        for other_id, similarity in sorted(adjacency[primary.pk].items(), key=lambda x: -x[1]):
+            other = memories.get(other_id)
+            if other is None or other_id in claimed:
+                continue
+            if contradiction_cues(primary.content, other.content):
+                pair = frozenset((primary.pk, other_id))
+                if pair not in seen_conflicts:
+                    seen_conflicts.add(pair)
+                    conflicts.append((primary, other, similarity))
+            elif similarity >= threshold:
+                members.append((other, similarity))
+        if members:
+            claimed.add(primary.pk)
+            claimed.update(member.pk for member, _ in members)
+            clusters.append((primary, members))
+    return clusters, conflicts
+
+
+def memories_consolidate(
+    *,
+    project: Project,
+    actor: Actor,
+    similarity_threshold: float | None = None,
+    dry_run: bool = False,
+    since: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ConsolidationReport:
+    """Find and (unless `dry_run`) merge clusters; see the module docstring."""
+    threshold = _check_threshold(
+        similarity_threshold
+        if similarity_threshold is not None
+        else tuning(project, "consolidation_threshold")
+    )
+    floor = min(threshold, float(tuning(project, "contradiction_min_similarity")))
+    report = ConsolidationReport(dry_run=dry_run, threshold=threshold)
+    with transaction.atomic():
+        pairs = _candidate_pairs(project, floor, since)
+        ids = {pk for a, b, _ in pairs for pk in (a, b)}
+        memories = {
+            m.pk: m
+            for m in Memory.objects.filter(pk__in=ids, deleted_at__isnull=True).defer(
+                "search_vector"
+            )
+        }
+        report.memories_scanned = (
+            Memory.objects.for_project(project).alive().filter(embedding__isnull=False).count()
+        )
+        clusters, conflicts = _stars(pairs, memories, threshold)
+        report.clusters_found = len(clusters)
+        report.memories_merged = sum(len(members) for _, members in clusters)
+        report.clusters = [
+            ClusterReport(
+                primary_id=str(primary.pk),
+                primary_content=primary.content,
+                absorbed=[
+                    {"id": str(m.pk), "content": m.content, "similarity": round(s, 4)}
+                    for m, s in members
+                ],
+            )
+            for primary, members in clusters[:REPORTED_CLUSTERS]
+        ]
+        if dry_run:
+            report.contradictions_found = len(conflicts)
+            transaction.set_rollback(True)
+            return report
+        for done, (primary, members) in enumerate(clusters, start=1):
+            moved_links, moved_entities = _absorb(project, primary, members, actor)
+            report.links_reassigned += moved_links
+            report.entities_reassigned += moved_entities
+            if progress:
+                progress(done, len(clusters))
+        report.memories_deleted = report.memories_merged
+        for a, b, similarity in conflicts:
+            older, newer = sorted((a, b), key=lambda m: (m.created_at, str(m.pk)))
+            verdict = judge(older.content, newer.content)
+            if verdict.contradicts and contradiction_record(
+                project=project, older=older, newer=newer, similarity=similarity, verdict=verdict
+            ):
+                report.contradictions_found += 1
+        _mark_done(project)
+        emit(
+            project_id=project.pk,
+            project_slug=project.slug,
+            type="consolidation_complete",
+            data={
+                "clusters_found": report.clusters_found,
+                "memories_merged": report.memories_merged,
+                "contradictions_found": report.contradictions_found,
+            },
+        )
+    return report
+
+
+def _absorb(
+    project: Project, primary: Memory, members: list[tuple[Memory, float]], actor: Actor
+) -> tuple[int, int]:
+    from memories.services.memories import _emit, _history, memory_delete
+
+    primary = Memory.objects.select_for_update().get(pk=primary.pk)
+    absorbed = [member for member, _ in members]
+    before = {
+        "confidence": primary.confidence,
+        "tags": list(primary.tags),
+        "metadata": dict(primary.metadata),
+        "version": primary.version,
+    }
+    metadata: dict[str, Any] = {}
+    for other in sorted(absorbed, key=lambda m: m.created_at):
+        metadata.update(other.metadata)
+    primary.metadata = {**metadata, **primary.metadata}
+    primary.tags = list(dict.fromkeys([*primary.tags, *(t for m in absorbed for t in m.tags)]))
+    primary.confidence = max([primary.confidence, *(m.confidence for m in absorbed)])
+    primary.importance = max([primary.importance, *(m.importance for m in absorbed)])
+    primary.access_count += sum(m.access_count for m in absorbed)
+    primary.pinned = primary.pinned or any(m.pinned for m in absorbed)
+    primary.version += 1
+    primary.updated_at = timezone.now()
+    primary.save(
+        update_fields=[
+            "metadata",
+            "tags",
+            "confidence",
+            "importance",
+            "access_count",
+            "pinned",
+            "version",
+            "updated_at",
+        ]
+    )
+    MemoryHistory.objects.bulk_create(
+        _history(
+            primary,
+            HistoryEvent.MERGE,
+            actor,
+            old={"content": primary.content, **before} if index == 0 else {},
+            new={
+                "content": other.content,
+                "absorbed_id": str(other.pk),
+                "similarity": round(similarity, 4),
+                "version": primary.version,
+                "reason": "consolidation",
+            },
+        )
+        for index, (other, similarity) in enumerate(members)
+    )
+    moved_links = _move_links(project, primary, absorbed)
+    moved_entities = _move_entities(project, primary, absorbed)
+    for other in absorbed:
+        link_pair(
+            project=project,
+            source=other,
+            target=primary,
+            link_type=LinkType.SUPERSEDED_BY,
+            inverse=LinkType.SUPERSEDES,
+        )
+        memory_delete(
+            project=project,
+            memory_id=other.pk,
+            actor=actor,
+            reason=f"consolidated into {primary.pk}",
+        )
+    _emit(project, primary, "memories_merged", absorbed=[str(m.pk) for m in absorbed])
+    return moved_links, moved_entities
+
+
+def _move_links(project: Project, primary: Memory, absorbed: list[Memory]) -> int:
+    """Re-point the absorbed memories' links at the primary (no self-links, no duplicates)."""
+    ids = [m.pk for m in absorbed]
+    moved = 0
+    links = MemoryLink.objects.filter(project=project).filter(
+        Q(from_memory_id__in=ids) | Q(to_memory_id__in=ids)
+    )
+    for link in links:
+        source = primary.pk if link.from_memory_id in ids else link.from_memory_id
+        target = primary.pk if link.to_memory_id in ids else link.to_memory_id
+        if source != target:
+            _, created = MemoryLink.objects.get_or_create(
+                project=project,
+                from_memory_id=source,
+                to_memory_id=target,
+                link_type=link.link_type,
+                defaults={"strength": link.strength, "metadata": link.metadata},
+            )
+            moved += int(created)
+        link.delete()
+    return moved
+
+
+def reassign_entities(*, project: Project, primary_id: UUID, absorbed_ids: list[UUID]) -> int:
+    """Associate the primary with every entity of the absorbed memories (seed 000 §10.5).
+    A no-op until the entities app provides `EntityMemory`."""
+    try:
+        entity_memory = apps.get_model("entities", "EntityMemory")
+    except LookupError:
+        return 0
+    rows = entity_memory.objects.filter(project=project, memory_id__in=absorbed_ids)
+    have = set(
+        entity_memory.objects.filter(project=project, memory_id=primary_id).values_list(
+            "entity_id", flat=True
+        )
+    )
+    best: dict[Any, float] = {}
+    for entity_id, relevance in rows.values_list("entity_id", "relevance"):
+        if entity_id not in have:
+            best[entity_id] = max(relevance, best.get(entity_id, 0.0))
+    entity_memory.objects.bulk_create(
+        [
+            entity_memory(project=project, entity_id=e, memory_id=primary_id, relevance=r)
+            for e, r in best.items()
+        ],
+        ignore_conflicts=True,
+    )
+    rows.delete()
+    return len(best)
+
+
+def _move_entities(project: Project, primary: Memory, absorbed: list[Memory]) -> int:
+    return reassign_entities(
+        project=project, primary_id=primary.pk, absorbed_ids=[m.pk for m in absorbed]
+    )
+
+
+def _mark_done(project: Project) -> None:
+    MaintenanceState.objects.update_or_create(
+        project=project,
+        defaults={"last_consolidation_at": timezone.now(), "inserts_since_consolidation": 0},
+    )
+
+
+# --- trigger: every N inserts ------------------------------------------------------------
+
+_COUNT_SQL = """
+INSERT INTO memories_maintenancestate (project_id, inserts_since_consolidation)
+VALUES (%s, 1)
+ON CONFLICT (project_id) DO UPDATE
+SET inserts_since_consolidation = memories_maintenancestate.inserts_since_consolidation + 1
+RETURNING inserts_since_consolidation
+"""
+
+
+def count_insert(*, project: Project) -> None:
+    """Count one insert after the write commits (a short transaction of its own, so writers
+    never queue on the counter row) and enqueue consolidation every `interval` inserts."""
+    interval = int(tuning(project, "consolidation_interval") or 0)
+    if interval <= 0:
+        return
+    project_id = project.pk
+    transaction.on_commit(lambda: _count_committed_insert(project_id, interval))
+
+
+def _count_committed_insert(project_id: int, interval: int) -> None:
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(_COUNT_SQL, [project_id])
+            (count,) = cursor.fetchone()
+        if count < interval:
+            return
+        MaintenanceState.objects.filter(project_id=project_id).update(
+            inserts_since_consolidation=F("inserts_since_consolidation") - interval
+        )
+        from memories.tasks import enqueue
+
+        enqueue("memories.tasks.consolidate_project", project_id)

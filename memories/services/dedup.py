@@ -1,0 +1,128 @@
+"""Near-duplicate merge on every write (seed 000 §6.1).
+
+Exact duplicates (same content hash, project and scope) are handled by `memory_create`. Here a
+new memory whose embedding is at least `dedup_threshold` (0.95) similar to a live memory of the
+*same* scope is merged into that older memory instead of being inserted: confidence is the
+maximum, tags the union, metadata a shallow merge (new values win), `version` goes up and a
+MERGE history row records what came in. Pairs with contradiction cues ("likes" / "does not
+like") are never merged: they are different facts, however close their vectors are.
+
+Concurrency: writers of one (project, scope) serialise on a transaction-level advisory lock
+taken before the neighbour lookup, so two near-duplicates written at the same moment end up as
+one memory, never two.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+from django.db import connection
+from django.utils import timezone
+
+from memories.models import HistoryEvent, Memory
+from memories.selectors.similar import memories_similar_to
+from memories.services.content import Scope
+from memories.services.tuning import tuning
+from memoryplatform.lib.actor import Actor
+from tenants.models import Project
+
+
+def _lock_key(project_id: int, scope: Scope) -> int:
+    raw = f"memory-scope|{project_id}|{scope.user_id}|{scope.agent_id}|{scope.run_id}"
+    return int.from_bytes(hashlib.sha256(raw.encode()).digest()[:8], "big", signed=True)
+
+
+def lock_scopes(*, project: Project, scopes: Iterable[Scope]) -> None:
+    """Serialise writers of these scopes until the transaction ends (sorted: no deadlocks)."""
+    keys = sorted({_lock_key(project.pk, scope) for scope in scopes})
+    with connection.cursor() as cursor:
+        for key in keys:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+
+
+def find_near_duplicate(
+    *, project: Project, content: str, embedding: list[float] | None, scope: Scope
+) -> Memory | None:
+    """The live memory of exactly this scope that `content` would merge into, if any."""
+    threshold = float(tuning(project, "dedup_threshold"))
+    if embedding is None or threshold >= 1.0:
+        return None
+    from memories.services.contradictions import contradiction_cues
+
+    same_scope = Memory.objects.filter(**scope.as_dict())
+    for neighbour in memories_similar_to(
+        project=project,
+        embedding=embedding,
+        limit=3,
+        min_similarity=threshold,
+        queryset=same_scope,
+    ):
+        if not contradiction_cues(neighbour.memory.content, content):
+            return neighbour.memory
+    return None
+
+
+def merge_near_duplicate(*, memory: Memory, actor: Actor) -> Memory | None:
+    """Merge the unsaved `memory` into its live near-duplicate and return the survivor, or
+    return None when there is none (the caller inserts `memory`)."""
+    scope = Scope.of(memory)
+    lock_scopes(project=memory.project, scopes=[scope])
+    twin = find_near_duplicate(
+        project=memory.project, content=memory.content, embedding=memory.embedding, scope=scope
+    )
+    if twin is None:
+        return None
+    return merge_into(survivor=twin, incoming=memory, actor=actor)
+
+
+def merge_into(*, survivor: Memory, incoming: Memory, actor: Actor) -> Memory:
+    """Fold `incoming` (saved or not) into `survivor` per seed 000 §6.1; returns the survivor."""
+    from memories.services.memories import _emit, _history
+
+    survivor = Memory.objects.select_for_update().get(pk=survivor.pk)
+    old = {
+        "confidence": survivor.confidence,
+        "importance": survivor.importance,
+        "tags": list(survivor.tags),
+        "metadata": dict(survivor.metadata),
+        "version": survivor.version,
+    }
+    survivor.confidence = max(survivor.confidence, incoming.confidence)
+    survivor.importance = max(survivor.importance, incoming.importance)
+    survivor.tags = list(dict.fromkeys([*survivor.tags, *incoming.tags]))
+    survivor.metadata = {**survivor.metadata, **incoming.metadata}
+    survivor.pinned = survivor.pinned or incoming.pinned
+    survivor.version += 1
+    survivor.updated_at = timezone.now()
+    survivor.save(
+        update_fields=[
+            "confidence",
+            "importance",
+            "tags",
+            "metadata",
+            "pinned",
+            "version",
+            "updated_at",
+        ]
+    )
+    new = {
+        "content": incoming.content,
+        "confidence": survivor.confidence,
+        "importance": survivor.importance,
+        "tags": survivor.tags,
+        "metadata": survivor.metadata,
+        "version": survivor.version,
+        "merged_from": str(incoming.pk) if incoming.pk and not incoming._state.adding else None,
+    }
+    entry = _history(survivor, HistoryEvent.MERGE, actor, old=old, new=new)
+    entry.old_content = survivor.content
+    entry.save()
+    _emit(
+        survivor.project,
+        survivor,
+        "memories_merged",
+        merged_content=incoming.content,
+        version=survivor.version,
+    )
+    return survivor

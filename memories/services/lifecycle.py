@@ -1,0 +1,368 @@
+"""Lifecycle and decay (seed 001), preservation, pruning (seed 000 §4.5) and purging.
+
+decay_score = clamp((importance × e^(−rate × days since access) + ln(1 + access_count) × boost)
+              × confidence, 0, 1)
+state       = active ≥ 0.5 > dormant ≥ archival (0.1) > archived ≥ expiration (0.01) > expired
+
+Precedence: preserved memories (pinned, a preservation tag, or `metadata.preserved_until` in
+the future) are active with score 1.0; memories created or accessed within the grace window
+(Memento's "hot" tier, 7 days) stay active; the "permanent" tier (preferences, importance
+≥ 0.8) never goes below dormant. Expired memories are soft-deleted (DELETE history, reason
+"expired") and purged for good after the retention window.
+
+Everything runs as set-based SQL in batches of `BATCH_SIZE` rows (keyset over the primary
+key), never a Python loop over rows: 100k memories take seconds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memories.models import MaintenanceState, Memory, MemoryState
+from memories.selectors.filters import effective_confidence
+from memoryplatform.events import emit
+from memoryplatform.lib.actor import Actor
+from memoryplatform.lib.errors import InvalidInput, NotFound, parse_uuid
+from tenants.models import Project
+
+BATCH_SIZE = 5000
+PRESERVATION_TAGS = ["permanent", "important", "bookmark", "favorite", "pinned", "preserved"]
+PERMANENT_IMPORTANCE = 0.8
+ACTIVE_THRESHOLD = 0.5
+_ORDER = [MemoryState.ACTIVE, MemoryState.DORMANT, MemoryState.ARCHIVED, MemoryState.EXPIRED]
+_ISO = "%Y-%m-%dT%H:%M:%S"
+
+# One scoring expression, used by the batch update and by the status of one memory.
+_SCORED = """
+SELECT m.id, m.state AS old_state, m.decay_score AS old_score,
+       m.importance, m.confidence, m.access_count, m.pinned, m.memory_type, m.tags,
+       m.metadata->>'preserved_until' AS preserved_until,
+       s.days, s.boost_term, s.preserved, s.fresh, s.permanent, s.raw
+FROM memories_memory m
+CROSS JOIN LATERAL (
+    SELECT d.days,
+           LN(1 + m.access_count) * %(boost)s AS boost_term,
+           (m.pinned OR m.tags && %(ptags)s::varchar[]
+            OR COALESCE(m.metadata->>'preserved_until', '') > %(now_iso)s) AS preserved,
+           d.days < %(grace)s AS fresh,
+           (m.memory_type = 'preference' OR m.importance >= %(permanent)s) AS permanent,
+           LEAST(1.0, GREATEST(0.0,
+               (m.importance * EXP(-%(rate)s * d.days) + LN(1 + m.access_count) * %(boost)s)
+               * m.confidence)) AS raw
+    FROM (SELECT GREATEST(0.0, EXTRACT(EPOCH FROM (%(now)s - COALESCE(m.last_accessed_at,
+          m.created_at))) / 86400.0) AS days) d
+) s
+"""
+
+_NEW_STATE = """CASE WHEN sc.preserved OR sc.fresh OR sc.raw >= %(active)s THEN 'active'
+     WHEN sc.raw >= %(archival)s THEN 'dormant'
+     WHEN sc.permanent THEN 'dormant'
+     WHEN sc.raw >= %(expiration)s THEN 'archived'
+     ELSE 'expired' END"""
+
+_DECAY_BATCH = f"""
+WITH batch AS (
+    SELECT id FROM memories_memory
+    WHERE project_id = %(project)s AND deleted_at IS NULL AND id > %(after)s
+    ORDER BY id LIMIT %(limit)s
+), sc AS (
+    {_SCORED} JOIN batch USING (id)
+), changed AS (
+    UPDATE memories_memory m
+    SET decay_score = CASE WHEN sc.preserved THEN 1.0 ELSE sc.raw END,
+        state = {_NEW_STATE},
+        deleted_at = CASE WHEN {_NEW_STATE} = 'expired' THEN %(now)s ELSE NULL END
+    FROM sc
+    WHERE m.id = sc.id
+      AND (ABS(m.decay_score - CASE WHEN sc.preserved THEN 1.0 ELSE sc.raw END) > 0.0005
+           OR m.state <> {_NEW_STATE})
+    RETURNING m.id, m.project_id, m.content, m.user_id, m.agent_id, m.run_id,
+              m.state AS new_state, sc.old_state
+), history AS (
+    INSERT INTO memories_memoryhistory (id, project_id, memory_id, event, old_content,
+        new_content, old_values, new_values, actor, user_id, agent_id, run_id, created_at)
+    SELECT gen_random_uuid(), project_id, id, 'DELETE', content, NULL,
+           jsonb_build_object('state', old_state), '{{"reason": "expired"}}'::jsonb,
+           %(actor)s, user_id, agent_id, run_id, %(now)s
+    FROM changed WHERE new_state = 'expired'
+)
+SELECT (SELECT id FROM batch ORDER BY id DESC LIMIT 1),
+       (SELECT COUNT(*) FROM batch),
+       (SELECT COALESCE(jsonb_object_agg(k, n), '{{}}'::jsonb) FROM
+           (SELECT old_state || '>' || new_state AS k, COUNT(*) AS n FROM changed
+            WHERE old_state <> new_state GROUP BY 1) t),
+       (SELECT COUNT(*) FROM changed)
+"""
+
+
+def _params(now: datetime) -> dict[str, Any]:
+    return {
+        "now": now,
+        "now_iso": now.astimezone(UTC).strftime(_ISO),
+        "boost": settings.MEMORY_DECAY_ACCESS_BOOST,
+        "rate": settings.MEMORY_DECAY_RATE,
+        "grace": settings.MEMORY_DECAY_GRACE_DAYS,
+        "ptags": PRESERVATION_TAGS,
+        "permanent": PERMANENT_IMPORTANCE,
+        "active": ACTIVE_THRESHOLD,
+        "archival": settings.MEMORY_ARCHIVAL_THRESHOLD,
+        "expiration": settings.MEMORY_EXPIRATION_THRESHOLD,
+    }
+
+
+@dataclass
+class DecayReport:
+    scanned: int = 0
+    updated: int = 0
+    transitions: dict[str, int] = field(default_factory=dict)
+    expired: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def memories_decay(
+    *,
+    project: Project,
+    actor: Actor,
+    now: datetime | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> DecayReport:
+    """Recompute decay scores and states of the project's live memories, batch by batch."""
+    now = now or timezone.now()
+    report, transitions = DecayReport(), Counter[str]()
+    params = {**_params(now), "project": project.pk, "limit": BATCH_SIZE, "actor": str(actor)}
+    after = UUID(int=0)
+    while True:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_DECAY_BATCH, {**params, "after": after})
+            last, scanned, moved, updated = cursor.fetchone()
+        if not scanned:
+            break
+        after = last
+        report.scanned += scanned
+        report.updated += updated
+        transitions.update(moved if isinstance(moved, dict) else {})
+        if progress:
+            progress(scanned)
+    report.transitions = dict(transitions)
+    report.expired = sum(n for k, n in transitions.items() if k.endswith(">expired"))
+    MaintenanceState.objects.update_or_create(project=project, defaults={"last_decay_at": now})
+    emit(
+        project_id=project.pk,
+        project_slug=project.slug,
+        type="decay_complete",
+        data=report.as_dict(),
+    )
+    return report
+
+
+# --- status and preservation --------------------------------------------------------------
+
+
+def _next_step(state: str, score_parts: dict[str, Any]) -> tuple[str | None, float | None]:
+    """The next state down and in how many days (without access), by the same formula."""
+    if state == MemoryState.EXPIRED:
+        return None, None
+    target_state = _ORDER[_ORDER.index(MemoryState(state)) + 1]
+    if target_state != MemoryState.DORMANT and score_parts["permanent"]:
+        return None, None
+    threshold = {
+        MemoryState.DORMANT: ACTIVE_THRESHOLD,
+        MemoryState.ARCHIVED: settings.MEMORY_ARCHIVAL_THRESHOLD,
+        MemoryState.EXPIRED: settings.MEMORY_EXPIRATION_THRESHOLD,
+    }[target_state]
+    importance, confidence = score_parts["importance"], score_parts["confidence"]
+    rate = settings.MEMORY_DECAY_RATE
+    if confidence <= 0 or importance <= 0 or rate <= 0:
+        return target_state, None
+    needed = (threshold / confidence - score_parts["boost_term"]) / importance
+    if needed <= 0:
+        return target_state, None  # the access boost alone keeps it above the threshold
+    days_total = -math.log(needed) / rate if needed < 1 else 0.0
+    days = max(days_total - score_parts["days"], 0.0)
+    if score_parts["fresh"]:
+        days = max(days, settings.MEMORY_DECAY_GRACE_DAYS - score_parts["days"])
+    return target_state, round(days, 2)
+
+
+def memory_decay_status(*, project: Project, memory_id: UUID | str) -> dict[str, Any]:
+    """State, stored and current score, predicted next state, preservation (seed 001 §7)."""
+    pk = parse_uuid(memory_id, what="memory")
+    now = timezone.now()
+    sql = f"{_SCORED} WHERE m.id = %(id)s AND m.project_id = %(project)s AND m.deleted_at IS NULL"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {**_params(now), "id": pk, "project": project.pk})
+        row = cursor.fetchone()
+        if row is None:
+            raise NotFound("memory not found")
+        parts = dict(zip([c.name for c in cursor.description], row, strict=True))
+    state = MaintenanceState.objects.filter(project=project).first()
+    preserved_by = [tag for tag in parts["tags"] if tag in PRESERVATION_TAGS]
+    if parts["pinned"]:
+        preserved_by.insert(0, "pinned")
+    if parts["preserved_until"] and parts["preserved_until"] > _params(now)["now_iso"]:
+        preserved_by.append(f"until {parts['preserved_until']}")
+    next_state, in_days = (
+        (None, None) if parts["preserved"] else _next_step(parts["old_state"], parts)
+    )
+    return {
+        "id": str(pk),
+        "state": parts["old_state"],
+        "decay_score": round(parts["old_score"], 6),
+        "current_score": round(1.0 if parts["preserved"] else parts["raw"], 6),
+        "days_since_access": round(parts["days"], 3),
+        "last_decay_update": state.last_decay_at if state else None,
+        "preserved": bool(parts["preserved"]),
+        "preserved_by": preserved_by,
+        "permanent_tier": bool(parts["permanent"]),
+        "in_grace_window": bool(parts["fresh"]),
+        "predicted_next_state": next_state,
+        "predicted_in_days": in_days,
+    }
+
+
+@transaction.atomic
+def memory_preserve(
+    *, project: Project, memory_id: UUID | str, actor: Actor, until: datetime | None = None
+) -> Memory:
+    """Keep a memory active: the `preserved` tag, or `metadata.preserved_until` when `until`
+    is given (preservation then lapses by itself); the score goes back to 1.0."""
+    from memories.services.memories import memory_update
+
+    memory = (
+        Memory.objects.for_project(project)
+        .alive()
+        .filter(pk=parse_uuid(memory_id, what="memory"))
+        .first()
+    )
+    if memory is None:
+        raise NotFound("memory not found")
+    if until is not None:
+        if until <= timezone.now():
+            raise InvalidInput("until must be in the future", fields={"until": ["in the past"]})
+        stamp = until.astimezone(UTC).strftime(_ISO)
+        changes: dict[str, Any] = {"metadata": {**memory.metadata, "preserved_until": stamp}}
+    else:
+        changes = {"tags": list(dict.fromkeys([*memory.tags, "preserved"]))}
+    memory = memory_update(project=project, memory_id=memory.pk, changes=changes, actor=actor)
+    Memory.objects.filter(pk=memory.pk).update(decay_score=1.0, state=MemoryState.ACTIVE)
+    memory.refresh_from_db()
+    return memory
+
+
+# --- pruning and purging ------------------------------------------------------------------
+
+_PRUNE_BATCH = """
+WITH changed AS (
+    UPDATE memories_memory m
+    SET deleted_at = %(now)s, state = 'expired'
+    WHERE m.id = ANY(%(ids)s) AND m.deleted_at IS NULL
+    RETURNING m.id, m.project_id, m.content, m.user_id, m.agent_id, m.run_id
+), history AS (
+    INSERT INTO memories_memoryhistory (id, project_id, memory_id, event, old_content,
+        new_content, old_values, new_values, actor, user_id, agent_id, run_id, created_at)
+    SELECT gen_random_uuid(), project_id, id, 'DELETE', content, NULL, '{}'::jsonb,
+           jsonb_build_object('reason', 'pruned', 'threshold', %(threshold)s),
+           %(actor)s, user_id, agent_id, run_id, %(now)s
+    FROM changed
+)
+SELECT COUNT(*) FROM changed
+"""
+
+
+@dataclass
+class PruneReport:
+    dry_run: bool
+    threshold: float
+    pruned: int = 0
+    purged: int = 0
+    pruned_ids: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _prunable(project: Project, threshold: float, now: datetime) -> Any:
+    from django.db.models import Q
+
+    return (
+        Memory.objects.for_project(project)
+        .alive()
+        .filter(pinned=False)
+        .exclude(tags__overlap=PRESERVATION_TAGS)
+        .exclude(Q(memory_type="preference") | Q(importance__gte=PERMANENT_IMPORTANCE))
+        .exclude(
+            Q(metadata__has_key="preserved_until")
+            & Q(metadata__preserved_until__gt=now.astimezone(UTC).strftime(_ISO))
+        )
+        .annotate(effective_confidence=effective_confidence())
+        .filter(effective_confidence__lt=threshold)
+    )
+
+
+def memories_prune(
+    *,
+    project: Project,
+    actor: Actor,
+    threshold: float | None = None,
+    dry_run: bool = False,
+    now: datetime | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> PruneReport:
+    """Soft-delete memories whose effective confidence fell below `threshold` (0.05), then
+    purge lifecycle-expired rows older than the retention window."""
+    now = now or timezone.now()
+    threshold = settings.MEMORY_PRUNE_THRESHOLD if threshold is None else threshold
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise InvalidInput("threshold must be a number", fields={"threshold": ["a number"]})
+    if not 0 <= threshold <= 1:
+        raise InvalidInput("threshold must be within [0, 1]", fields={"threshold": ["[0, 1]"]})
+    ids = list(_prunable(project, threshold, now).values_list("pk", flat=True))
+    report = PruneReport(dry_run=dry_run, threshold=float(threshold))
+    report.pruned_ids = [str(pk) for pk in ids[:100]]
+    cutoff = now - timedelta(days=settings.MEMORY_EXPIRED_RETENTION_DAYS)
+    purgeable = Memory.objects.for_project(project).filter(
+        state=MemoryState.EXPIRED, deleted_at__lt=cutoff
+    )
+    if dry_run:
+        report.pruned = len(ids)
+        report.purged = purgeable.count()
+        return report
+    params = {"now": now, "threshold": float(threshold), "actor": str(actor)}
+    for start in range(0, len(ids), BATCH_SIZE):
+        chunk = ids[start : start + BATCH_SIZE]
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_PRUNE_BATCH, {**params, "ids": chunk})
+            report.pruned += cursor.fetchone()[0]
+        if progress:
+            progress(len(chunk))
+    report.purged = memories_purge(project=project, before=cutoff)
+    MaintenanceState.objects.update_or_create(project=project, defaults={"last_prune_at": now})
+    return report
+
+
+def memories_purge(*, project: Project, before: datetime) -> int:
+    """Delete for good the memories the lifecycle expired (or pruned) before `before`.
+    Memories deleted by people or superseded keep their rows and audit trail."""
+    total = 0
+    while True:
+        ids = list(
+            Memory.objects.for_project(project)
+            .filter(state=MemoryState.EXPIRED, deleted_at__lt=before)
+            .values_list("pk", flat=True)[:BATCH_SIZE]
+        )
+        if not ids:
+            return total
+        with transaction.atomic():
+            total += Memory.objects.filter(pk__in=ids).delete()[1].get("memories.Memory", 0)

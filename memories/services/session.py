@@ -1,0 +1,148 @@
+"""Session tools (seed 002 §6.7-6.8): `reflect` at session end, `context` at session start."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import QuerySet
+
+from memories.models import Memory, MemoryType
+from memories.services.content import Scope, check_metadata
+from memories.services.extraction.offline import TYPE_IMPORTANCE
+from memories.services.memories import MemoryInput, memories_create_bulk
+from memoryplatform.lib.actor import Actor
+from memoryplatform.lib.errors import InvalidInput
+from tenants.models import Project
+
+# reflect parameter -> memory type (Memento); open questions are facts tagged as such
+REFLECT_FIELDS = {
+    "decisions": ("decision", []),
+    "errors_resolved": ("error", ["resolved"]),
+    "new_procedures": ("procedure", []),
+    "open_questions": ("fact", ["open_question"]),
+}
+DEFAULT_CONTEXT_TYPES = ["preference", "error", "procedure"]
+DEFAULT_TOKEN_BUDGET = 2000
+
+
+def _strings(name: str, value: Any) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InvalidInput(f"{name} must be a list of strings", fields={name: ["list of strings"]})
+    return [v.strip() for v in value if v.strip()]
+
+
+@transaction.atomic
+def session_reflect(
+    *,
+    project: Project,
+    scope: Scope,
+    actor: Actor,
+    summary: str,
+    session_id: str | None = None,
+    lists: dict[str, Any] | None = None,
+    task_effectiveness: dict[str, Any] | None = None,
+) -> list[Any]:
+    """Turn a session summary into typed memories; returns the create results in order
+    (summary first). `session_id` becomes the memories' run_id when no run_id is given."""
+    if not isinstance(summary, str) or not summary.strip():
+        raise InvalidInput("summary is required", fields={"summary": ["must not be empty"]})
+    scope = Scope(scope.user_id, scope.agent_id, scope.run_id or session_id)
+    Scope.of(scope.as_dict())  # at least one scope field
+    lists = lists or {}
+    base = {"source": "reflect", "metadata": {"session_id": session_id} if session_id else {}}
+    summary_meta = dict(base["metadata"])
+    if task_effectiveness is not None:
+        summary_meta["task_effectiveness"] = check_metadata(task_effectiveness)
+    items = [
+        MemoryInput(
+            content=summary.strip(),
+            memory_type="fact",
+            tags=["session_summary"],
+            importance=TYPE_IMPORTANCE["fact"],
+            source="reflect",
+            metadata=summary_meta,
+            **scope.as_dict(),
+        )
+    ]
+    for name, (memory_type, tags) in REFLECT_FIELDS.items():
+        for text in _strings(name, lists.get(name)):
+            items.append(
+                MemoryInput(
+                    content=text,
+                    memory_type=memory_type,
+                    tags=list(tags),
+                    importance=TYPE_IMPORTANCE[memory_type],
+                    source="reflect",
+                    metadata=dict(base["metadata"]),
+                    **scope.as_dict(),
+                )
+            )
+    return memories_create_bulk(project=project, items=items, actor=actor)
+
+
+@dataclass
+class SessionContext:
+    core: list[Memory]
+    working: list[Memory]
+    tokens_used: int
+    token_budget: int
+
+    def as_text(self) -> str:
+        lines = [f"[{m.memory_type}] {m.content}" for m in self.core]
+        if self.working:
+            lines += ["", "Working memory (this session):"]
+            lines += [f"[{m.memory_type}] {m.content}" for m in self.working]
+        return "\n".join(lines)
+
+
+def _fill(queryset: QuerySet[Memory], budget: int, limit: int = 200) -> tuple[list[Memory], int]:
+    chosen, used = [], 0
+    for memory in queryset[:limit]:
+        cost = memory.token_count or 1
+        if used + cost > budget:
+            continue  # a shorter memory further down may still fit
+        chosen.append(memory)
+        used += cost
+    return chosen, used
+
+
+def session_context(
+    *,
+    project: Project,
+    scope: Scope,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    types: list[str] | None = None,
+    session_id: str | None = None,
+) -> SessionContext:
+    """Core memory (the most important active memories of `types` in the user/agent scope)
+    then, with `session_id`, working memory (that run's memories, newest first), together
+    within `token_budget` tokens. Core gets two thirds of the budget when a session is given;
+    anything it leaves unused goes to working memory."""
+    if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
+        raise InvalidInput("token_budget must be a positive integer", fields={"token_budget": []})
+    types = types or DEFAULT_CONTEXT_TYPES
+    unknown = [t for t in types if t not in MemoryType.values]
+    if unknown:
+        raise InvalidInput("unknown memory type", fields={"types": unknown})
+    base = Memory.objects.for_project(project).alive().filter(state="active")
+    base = base.defer("embedding", "search_vector")
+    owner = Scope(scope.user_id, scope.agent_id, None)
+    if owner.is_empty and not session_id:
+        Scope.of({}, required=True)
+    core_qs = base.filter(memory_type__in=types, **owner.as_filter()).order_by(
+        "-pinned", "-importance", "-decay_score", "-created_at"
+    )
+    if session_id:
+        core_qs = core_qs.exclude(run_id=session_id)
+    core_budget = token_budget * 2 // 3 if session_id else token_budget
+    core, used = _fill(core_qs, core_budget)
+    working: list[Memory] = []
+    if session_id:
+        working_qs = base.filter(run_id=session_id, **owner.as_filter()).order_by("-created_at")
+        working, used_working = _fill(working_qs, token_budget - used)
+        used += used_working
+    return SessionContext(core=core, working=working, tokens_used=used, token_budget=token_budget)

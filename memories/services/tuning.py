@@ -1,0 +1,29 @@
+"""Tunable numbers of memory intelligence: a per-project override, else the global setting.
+
+A project's `settings` JSON may carry any of these keys, e.g.
+`{"pii_masking": false, "dedup_threshold": 0.97, "consolidation_interval": 0}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from tenants.models import Project
+
+# project settings key -> global Django setting
+DEFAULTS = {
+    "pii_masking": "MEMORY_PII_MASKING",
+    "dedup_threshold": "MEMORY_DEDUP_THRESHOLD",
+    "consolidation_threshold": "MEMORY_CONSOLIDATION_THRESHOLD",
+    "consolidation_interval": "MEMORY_CONSOLIDATION_INTERVAL",
+    "contradiction_min_similarity": "MEMORY_CONTRADICTION_MIN_SIMILARITY",
+}
+
+
+def tuning(project: Project, name: str) -> Any:
+    overrides = project.settings if isinstance(project.settings, dict) else {}
+    if name in overrides and overrides[name] is not None:
+        return overrides[name]
+    return getattr(settings, DEFAULTS[name])

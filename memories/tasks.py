@@ -1,0 +1,79 @@
+"""Background jobs (django-q2). Tasks take ids, never objects, and are enqueued only after the
+transaction that asked for them commits. Each is a thin call into a service; the same
+services run synchronously from the management commands."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import transaction
+
+from memoryplatform.lib.actor import job
+from tenants.models import Project
+
+logger = logging.getLogger(__name__)
+
+# name -> (task path, django-q schedule type); installed by `manage.py setup_schedules`.
+SCHEDULES = {
+    "memory-decay": ("memories.tasks.run_decay", "H"),
+    "memory-consolidation": ("memories.tasks.run_consolidation", "D"),
+    "memory-prune": ("memories.tasks.run_prune", "D"),
+    "memory-embedding-backfill": ("memories.tasks.backfill_embeddings", "H"),
+}
+
+
+def enqueue(func: str, *args: Any, **kwargs: Any) -> None:
+    """Queue `func(*args)` once the current transaction commits (at once outside one)."""
+    from django_q.tasks import async_task
+
+    transaction.on_commit(lambda: async_task(func, *args, **kwargs))
+
+
+def _projects(project_id: int | None) -> list[Project]:
+    projects = Project.objects.all()
+    return list(projects.filter(pk=project_id) if project_id is not None else projects)
+
+
+def run_decay(project_id: int | None = None) -> dict[str, Any]:
+    from memories.services.lifecycle import memories_decay
+
+    return {
+        p.slug: memories_decay(project=p, actor=job("decay")).as_dict()
+        for p in _projects(project_id)
+    }
+
+
+def run_prune(project_id: int | None = None) -> dict[str, Any]:
+    from memories.services.lifecycle import memories_prune
+
+    return {
+        p.slug: memories_prune(project=p, actor=job("prune")).as_dict()
+        for p in _projects(project_id)
+    }
+
+
+def run_consolidation(project_id: int | None = None) -> dict[str, Any]:
+    """The daily run: each project from where its last consolidation left off."""
+    from memories.models import MaintenanceState
+    from memories.services.consolidation import memories_consolidate
+
+    results = {}
+    for project in _projects(project_id):
+        state = MaintenanceState.objects.filter(project=project).first()
+        since = state.last_consolidation_at if state else None
+        report = memories_consolidate(project=project, actor=job("consolidation"), since=since)
+        results[project.slug] = {k: v for k, v in report.as_dict().items() if k != "clusters"}
+    return results
+
+
+def consolidate_project(project_id: int) -> dict[str, Any]:
+    """Enqueued after every N inserts of one project."""
+    return run_consolidation(project_id)
+
+
+def backfill_embeddings() -> None:
+    """Embed memories stored without a vector (the search app's command does the work)."""
+    from django.core.management import call_command
+
+    call_command("backfill_embeddings", verbosity=0)
