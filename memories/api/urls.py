@@ -1,5 +1,6 @@
 from django.urls import path
 
+from memories.api import intelligence as intel
 from memories.api.search import MemorySearchView
 from memories.api.views import MemoryLinkViewSet, MemoryViewSet, ResetView
 
@@ -16,6 +17,26 @@ urlpatterns = [
     path("memories/", memory_collection, name="memory-list"),
     # before memories/<pk>/, which would otherwise take "search" for an id
     path("memories/search/", MemorySearchView.as_view(), name="memory-search"),
+    # intelligence (memories/api/intelligence.py); collection routes before memories/<pk>/
+    path("memories/add/", intel.AddView.as_view(), name="memory-add"),
+    path("memories/consolidate/", intel.ConsolidateView.as_view(), name="memory-consolidate"),
+    path("memories/decay/", intel.DecayRunView.as_view(), name="memory-decay-run"),
+    path("memories/prune/", intel.PruneView.as_view(), name="memory-prune"),
+    path("memories/<str:pk>/decay/", intel.DecayStatusView.as_view(), name="memory-decay"),
+    path("memories/<str:pk>/preserve/", intel.PreserveView.as_view(), name="memory-preserve"),
+    path("contradictions/", intel.ContradictionListView.as_view(), name="contradiction-list"),
+    path(
+        "contradictions/<str:pk>/",
+        intel.ContradictionDetailView.as_view(),
+        name="contradiction-detail",
+    ),
+    path(
+        "contradictions/<str:pk>/resolve/",
+        intel.ContradictionResolveView.as_view(),
+        name="contradiction-resolve",
+    ),
+    path("session/reflect/", intel.ReflectView.as_view(), name="session-reflect"),
+    path("session/context/", intel.ContextView.as_view(), name="session-context"),
     path("memories/<str:pk>/", memory_detail, name="memory-detail"),
     path(
         "memories/<str:pk>/history/",

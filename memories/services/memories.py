@@ -135,9 +135,19 @@ def find_live_duplicate(*, project: Project, digest: str, scope: Scope) -> Memor
     )
 
 
+def _mask(project: Project, values: dict[str, Any]) -> dict[str, Any]:
+    """PII masking before storage, hashing and embedding (memories/services/pii.py)."""
+    from memories.services.pii import mask_pii
+
+    for name in ("content", "context"):
+        if isinstance(values.get(name), str):
+            values[name] = mask_pii(project=project, text=values[name])
+    return values
+
+
 def _build(project: Project, data: MemoryInput, embedding: list[float] | None) -> Memory:
     scope = data.scope()
-    values = _clean({name: getattr(data, name) for name in EDITABLE_FIELDS})
+    values = _mask(project, _clean({name: getattr(data, name) for name in EDITABLE_FIELDS}))
     return Memory(
         project=project,
         **values,
@@ -154,6 +164,11 @@ def _insert(memory: Memory, actor: Actor) -> CreateResult:
     existing = find_live_duplicate(project=memory.project, digest=memory.content_hash, scope=scope)
     if existing is not None:
         return CreateResult(existing, created=False)
+    from memories.services.dedup import merge_near_duplicate
+
+    survivor = merge_near_duplicate(memory=memory, actor=actor)  # seed 000 §6.1
+    if survivor is not None:
+        return CreateResult(survivor, created=False)
     try:
         with transaction.atomic():
             memory.save(force_insert=True)
@@ -174,6 +189,9 @@ def _insert(memory: Memory, actor: Actor) -> CreateResult:
         content=memory.content,
         memory_type=memory.memory_type,
     )
+    from memories.services.consolidation import count_insert
+
+    count_insert(project=memory.project)  # consolidation every N inserts
     return CreateResult(memory, created=True)
 
 
@@ -182,15 +200,19 @@ def _snapshot(memory: Memory, names: tuple[str, ...] = EDITABLE_FIELDS) -> dict[
 
 
 @transaction.atomic
-def memory_create(*, project: Project, data: MemoryInput, actor: Actor) -> CreateResult:
+def memory_create(
+    *, project: Project, data: MemoryInput, actor: Actor, embedding: list[float] | None = None
+) -> CreateResult:
     """Store one memory. Exact duplicates (same content, project and scope) return the
-    existing memory with created=False instead of a second row, also under concurrency."""
+    existing memory with created=False instead of a second row, also under concurrency; a
+    near-duplicate (cosine >= 0.95, same scope) is merged into the older memory (dedup.py).
+    `embedding`, when the caller already has it, saves a second embedding call."""
     memory = _build(project, data, embedding=None)
     existing = find_live_duplicate(project=project, digest=memory.content_hash, scope=data.scope())
     if existing is not None:
         result = CreateResult(existing, created=False)
     else:
-        memory.embedding = embed_or_none([memory.content])[0]
+        memory.embedding = embedding or embed_or_none([memory.content])[0]
         result = _insert(memory, actor)
     _update_graph(project, [result], [data])
     return result
@@ -211,6 +233,9 @@ def memories_create_bulk(
     """Store many memories with one embedding batch; all or nothing on invalid input."""
     memories = [_build(project, item, embedding=None) for item in items]
     vectors = embed_or_none([memory.content for memory in memories])
+    from memories.services.dedup import lock_scopes
+
+    lock_scopes(project=project, scopes=[Scope.of(memory) for memory in memories])
     results = []
     for memory, vector in zip(memories, vectors, strict=True):
         memory.embedding = vector
@@ -237,7 +262,7 @@ def memory_update(
         fixed = [name for name in unknown if name in SCOPE_FIELDS]
         message = "scope fields cannot be changed" if fixed else "unknown or read-only field"
         raise InvalidInput(message, fields={name: [message] for name in unknown})
-    values = _clean(changes)
+    values = _mask(project, _clean(changes))
     memory = _get_for_write(project, memory_id)
     changed = {name: value for name, value in values.items() if getattr(memory, name) != value}
     if not changed:

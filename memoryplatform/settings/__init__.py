@@ -226,6 +226,24 @@ MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "gpt-4o-mini")
 MEMORY_LLM_TIMEOUT = env_float("MEMORY_LLM_TIMEOUT", 30.0, minimum=0.1)
 MEMORY_LLM_MAX_RETRIES = env_int("MEMORY_LLM_MAX_RETRIES", 3, minimum=0)
 
+# Memory intelligence (docs/intelligence.md); per-project overrides live in Project.settings.
+MEMORY_PII_MASKING = env_bool("MEMORY_PII_MASKING", default=True)
+MEMORY_DEDUP_THRESHOLD = env_float("MEMORY_DEDUP_THRESHOLD", 0.95, minimum=0, maximum=1)
+MEMORY_CONSOLIDATION_THRESHOLD = env_float(
+    "MEMORY_CONSOLIDATION_THRESHOLD", 0.85, minimum=0, maximum=1
+)
+MEMORY_CONSOLIDATION_INTERVAL = env_int("MEMORY_CONSOLIDATION_INTERVAL", 50, minimum=0)
+MEMORY_CONTRADICTION_MIN_SIMILARITY = env_float(
+    "MEMORY_CONTRADICTION_MIN_SIMILARITY", 0.6, minimum=0, maximum=1
+)
+MEMORY_DECAY_RATE = env_float("MEMORY_DECAY_RATE", 0.01, minimum=0)
+MEMORY_DECAY_ACCESS_BOOST = env_float("MEMORY_DECAY_ACCESS_BOOST", 0.1, minimum=0)
+MEMORY_DECAY_GRACE_DAYS = env_float("MEMORY_DECAY_GRACE_DAYS", 7.0, minimum=0)
+MEMORY_ARCHIVAL_THRESHOLD = env_float("MEMORY_ARCHIVAL_THRESHOLD", 0.1, minimum=0, maximum=1)
+MEMORY_EXPIRATION_THRESHOLD = env_float("MEMORY_EXPIRATION_THRESHOLD", 0.01, minimum=0, maximum=1)
+MEMORY_EXPIRED_RETENTION_DAYS = env_float("MEMORY_EXPIRED_RETENTION_DAYS", 30.0, minimum=0)
+MEMORY_PRUNE_THRESHOLD = env_float("MEMORY_PRUNE_THRESHOLD", 0.05, minimum=0, maximum=1)
+
 # Knowledge graph: entity/relation extraction on store. auto = offline extractor inline,
 # LLM extractor as a background job; sync/async force one; off disables extraction.
 MEMORY_GRAPH_EXTRACTION = env_choice(
