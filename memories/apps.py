@@ -1,7 +1,14 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class MemoriesConfig(AppConfig):
     name = "memories"
     verbose_name = "Memories"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Registers the embedding-model system check; records the model on first migrate.
+        from memories.services import embedding_space
+
+        post_migrate.connect(embedding_space.record_if_missing, sender=self)

@@ -299,3 +299,18 @@ class MaintenanceState(models.Model):
 
     def __str__(self) -> str:
         return f"maintenance of {self.project_id}"
+
+
+class EmbeddingSpace(models.Model):
+    """The embedding model the stored vectors come from: one row, written on migrate and by
+    `backfill_embeddings --reembed-all`. Start-up compares it with the configured provider so
+    a changed model or dimension is a clear error, not silently incomparable vectors."""
+
+    key = models.CharField(max_length=20, primary_key=True, default="default")
+    provider = models.CharField(max_length=50)
+    model_name = models.CharField(max_length=255)
+    dimensions = models.PositiveIntegerField()
+    recorded_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.model_name} ({self.dimensions})"

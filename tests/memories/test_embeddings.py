@@ -1,0 +1,148 @@
+"""Embedding providers, vectors stored on write, back-fill, and model-change detection."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from memories.embeddings import get_embedder
+from memories.models import EmbeddingSpace, Memory
+from memories.services.embedding_space import (
+    Space,
+    check_embedding_space,
+    configured_space,
+    embedding_space_record,
+)
+from tests.fakes.openai_server import FakeOpenAI, fake_vector
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/memories/"
+
+
+@pytest.fixture
+def fresh_embedder():
+    get_embedder.cache_clear()
+    yield
+    get_embedder.cache_clear()
+
+
+@pytest.fixture
+def openai_embeddings(settings, fresh_embedder):
+    with FakeOpenAI() as fake:
+        settings.MEMORY_EMBEDDING_PROVIDER = "openai"
+        settings.MEMORY_EMBEDDING_MODEL = "text-embedding-3-small"
+        settings.MEMORY_EMBEDDING_BASE_URL = fake.base_url
+        settings.MEMORY_EMBEDDING_API_KEY = "test-key"
+        settings.MEMORY_EMBEDDING_TIMEOUT = 5.0
+        yield fake
+
+
+@pytest.fixture
+def embeddings_down(settings, fresh_embedder):
+    settings.MEMORY_EMBEDDING_PROVIDER = "openai"
+    settings.MEMORY_EMBEDDING_BASE_URL = "http://127.0.0.1:9/v1"  # nothing listens there
+    settings.MEMORY_EMBEDDING_TIMEOUT = 1.0
+
+
+def test_local_embedder_gives_normalised_384_dimension_vectors(fresh_embedder) -> None:
+    embedder = get_embedder()
+    vectors = embedder.embed_batch(["first text", "second text"])
+    assert embedder.model_name == "all-MiniLM-L6-v2" and embedder.dimensions == 384
+    assert len(vectors) == 2 and all(len(v) == 384 for v in vectors)
+    assert sum(x * x for x in vectors[0]) == pytest.approx(1.0, rel=1e-4)
+
+
+def test_openai_embedder_batches_requests_to_the_server(openai_embeddings, settings) -> None:
+    settings.MEMORY_EMBEDDING_BATCH_SIZE = 2
+    get_embedder.cache_clear()
+    vectors = get_embedder().embed_batch(["a", "b", "c"])
+    assert vectors[2] == pytest.approx(fake_vector("c", 384))
+    calls = [r["body"] for r in openai_embeddings.requests if r["path"].endswith("/embeddings")]
+    assert [len(call["input"]) for call in calls] == [2, 1]
+
+
+def test_memories_are_embedded_on_write_and_searchable_by_meaning(alice, openai_embeddings) -> None:
+    created = alice.post(URL, {"content": "the staging database password rotates", "user_id": "u1"})
+    assert created.json()["has_embedding"] is True
+    row = Memory.objects.get(pk=created.json()["id"])
+    assert list(row.embedding) == pytest.approx(fake_vector(row.content, 384), abs=1e-6)
+    body = alice.post(
+        f"{URL}search/",
+        {"query": "the staging database password rotates", "mode": "semantic"},
+    ).json()
+    assert [hit["id"] for hit in body["results"]] == [created.json()["id"]]
+
+
+def test_a_failed_embedding_keeps_the_memory_and_backfill_fills_it(
+    alice, embeddings_down, settings, capsys
+) -> None:
+    created = alice.post(URL, {"content": "stored while the provider was down", "user_id": "u1"})
+    assert created.status_code == 201 and created.json()["has_embedding"] is False
+
+    with pytest.raises(CommandError):  # still down: non-zero exit, nothing lost
+        call_command("backfill_embeddings", "--no-progress")
+
+    with FakeOpenAI() as fake:
+        settings.MEMORY_EMBEDDING_BASE_URL = fake.base_url
+        get_embedder.cache_clear()
+        call_command("backfill_embeddings", "--no-progress", "--project", "alice")
+    assert "1 embedded, 0 failed" in capsys.readouterr().out
+    assert Memory.objects.get(pk=created.json()["id"]).embedding is not None
+
+
+def test_hybrid_search_degrades_to_keywords_when_embeddings_fail(
+    alice, remember, embeddings_down
+) -> None:
+    remember("the deploy runbook lives in the wiki")
+    body = alice.post(f"{URL}search/", {"query": "deploy runbook"}).json()
+    assert [hit["content"] for hit in body["results"]] == ["the deploy runbook lives in the wiki"]
+    assert body["results"][0]["score_parts"]["semantic_unavailable"] == 1.0
+    semantic = alice.post(f"{URL}search/", {"query": "deploy runbook", "mode": "semantic"})
+    assert semantic.status_code == 502
+    assert semantic.json()["error"]["code"] == "provider_error"
+
+
+def test_the_first_migrate_records_the_embedding_model() -> None:
+    row = EmbeddingSpace.objects.get(key="default")
+    assert (row.model_name, row.dimensions) == ("all-MiniLM-L6-v2", 384)
+
+
+def test_a_changed_embedding_model_is_a_startup_error(settings, fresh_embedder) -> None:
+    assert check_embedding_space(databases=["default"]) == []
+    settings.MEMORY_EMBEDDING_MODEL = "paraphrase-MiniLM-L3-v2"
+    get_embedder.cache_clear()
+    errors = check_embedding_space(databases=["default"])
+    assert [error.id for error in errors] == ["memories.E001"]
+    assert "all-MiniLM-L6-v2" in errors[0].msg and "paraphrase-MiniLM-L3-v2" in errors[0].msg
+    assert "backfill_embeddings --reembed-all" in errors[0].hint
+
+
+def test_reembed_all_rewrites_every_vector_and_records_the_new_model(
+    alice, remember, openai_embeddings, capsys
+) -> None:
+    embedding_space_record(space=Space("local", "all-MiniLM-L6-v2", 384))
+    memory = remember("a memory embedded by the old model")
+    Memory.objects.filter(pk=memory["id"]).update(embedding=[0.0] * 383 + [1.0])
+    assert check_embedding_space(databases=["default"]) != []
+
+    call_command("backfill_embeddings", "--reembed-all", "--no-progress")
+
+    assert "embedding model recorded" in capsys.readouterr().out
+    assert check_embedding_space(databases=["default"]) == []
+    assert configured_space().model_name == "text-embedding-3-small"
+    row = Memory.objects.get(pk=memory["id"])
+    assert list(row.embedding) == pytest.approx(fake_vector(row.content, 384), abs=1e-6)
+
+
+def test_backfill_of_one_project_leaves_the_others_alone(alice, bob, embeddings_down) -> None:
+    alice.post(URL, {"content": "alice's note", "user_id": "u1"})
+    bob.post(URL, {"content": "bob's note", "user_id": "u1"})
+    with FakeOpenAI() as fake, pytest.MonkeyPatch.context() as patch:
+        from django.conf import settings
+
+        patch.setattr(settings, "MEMORY_EMBEDDING_BASE_URL", fake.base_url)
+        get_embedder.cache_clear()
+        call_command("backfill_embeddings", "--no-progress", "--project", "bob")
+    assert Memory.objects.get(project=bob.project).embedding is not None
+    assert Memory.objects.get(project=alice.project).embedding is None
