@@ -235,14 +235,18 @@ class RelationSerializer(serializers.ModelSerializer):
         return relation.valid_from <= now and (relation.valid_to is None or relation.valid_to > now)
 
 
-class EdgeSerializer(RelationSerializer):
+class EdgeSerializer(serializers.Serializer):
     """A relation inside a subgraph: endpoints by id only."""
 
+    id = serializers.IntegerField()
     source = serializers.IntegerField(source="source_id")
     target = serializers.IntegerField(source="target_id")
-
-    class Meta(RelationSerializer.Meta):
-        pass
+    relation_type = serializers.CharField()
+    strength = serializers.FloatField()
+    confidence = serializers.FloatField()
+    valid_from = serializers.DateTimeField()
+    valid_to = serializers.DateTimeField(allow_null=True)
+    invalidated_at = serializers.DateTimeField(allow_null=True)
 
 
 class EntityDetailSerializer(EntitySerializer):
@@ -278,19 +282,20 @@ class MemoryTraverseQuerySerializer(TraversalQuerySerializer):
     link_type = CommaListField(child=StrictCharField(), required=False, default=list)
 
 
-class GraphNodeSerializer(EntitySerializer):
+class GraphNodeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    entity_type = serializers.CharField()
+    description = serializers.CharField()
+    aliases = serializers.ListField(child=serializers.CharField())
     depth = serializers.IntegerField()
     memories = serializers.SerializerMethodField()
 
-    class Meta(EntitySerializer.Meta):
-        fields = [*EntitySerializer.Meta.fields, "depth", "memories"]
-        read_only_fields = fields
-
-    def get_memories(self, entity: Entity) -> list[dict[str, Any]] | None:
+    def get_memories(self, node: Any) -> list[dict[str, Any]] | None:
         memories = self.context.get("memories")
         if memories is None:
             return None
-        return MemorySerializer(memories.get(entity.pk, []), many=True).data
+        return MemorySerializer(memories.get(node.id, []), many=True).data
 
 
 class MemoryNodeSerializer(MemorySerializer):

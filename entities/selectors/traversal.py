@@ -175,12 +175,39 @@ def entity_reach(
     return reach
 
 
+@dataclass(frozen=True)
+class GraphNode:
+    id: int
+    name: str
+    entity_type: str
+    description: str
+    aliases: list[str]
+    depth: int
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    id: int
+    source_id: int
+    target_id: int
+    relation_type: str
+    strength: float
+    confidence: float
+    valid_from: datetime
+    valid_to: datetime | None
+    invalidated_at: datetime | None
+
+
 @dataclass
 class Subgraph:
     center: Entity
-    nodes: list[Entity]  # each carries `.depth`
-    edges: list[Relation]
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
     memories: dict[int, list[Memory]] = field(default_factory=dict)  # entity id -> memories
+
+
+_NODE_FIELDS = ("id", "name", "entity_type", "description", "aliases")
+_EDGE_FIELDS = tuple(GraphEdge.__dataclass_fields__)
 
 
 def entity_subgraph(
@@ -195,7 +222,8 @@ def entity_subgraph(
     memories_per_node: int = 5,
 ) -> Subgraph:
     """The entities within `depth` hops of one entity, the relations among them, and
-    optionally each node's most relevant live memories."""
+    optionally each node's most relevant live memories. Nodes and edges are plain records
+    (no model instances): a 1000-node subgraph stays a few queries and no ORM overhead."""
     check_walk(depth=depth, max_nodes=max_nodes, direction=direction)
     relations = relations or RelationFilter()
     center = entity_get(project=project, entity_id=entity_id)
@@ -207,19 +235,33 @@ def entity_subgraph(
         direction=direction,
         max_nodes=max_nodes,
     )
-    nodes = list(Entity.objects.filter(project=project, pk__in=reach).defer("embedding"))
-    for node in nodes:
-        node.depth = reach[node.pk]  # type: ignore[attr-defined]
-    nodes.sort(key=lambda node: (node.depth, node.name.casefold(), node.pk))  # type: ignore[attr-defined]
-    edges = list(
-        Relation.objects.filter(relations.q(project))
-        .filter(source_id__in=reach, target_id__in=reach)
-        .order_by("-strength", "id")
+    rows = Entity.objects.filter(project=project, pk__in=list(reach)).values_list(*_NODE_FIELDS)
+    nodes = sorted(
+        (GraphNode(*row, depth=reach[row[0]]) for row in rows),
+        key=lambda node: (node.depth, node.name.casefold(), node.id),
     )
-    memories = entity_top_memories(
-        project=project, entity_ids=list(reach), per_entity=memories_per_node
+    edges = _edges_among(project, list(reach), relations)
+    memories = (
+        entity_top_memories(project=project, entity_ids=list(reach), per_entity=memories_per_node)
+        if include_memories
+        else {}
     )
-    return Subgraph(center, nodes, edges, memories if include_memories else {})
+    return Subgraph(center, nodes, edges, memories)
+
+
+def _edges_among(project: Project, ids: list[int], relations: RelationFilter) -> list[GraphEdge]:
+    # unnest + hash join on the source and a hashed ANY on the target: one index scan,
+    # where `IN (...) AND IN (...)` makes the planner walk the relations table
+    columns = ", ".join(f"e.{name}" for name in _EDGE_FIELDS)
+    sql = (
+        f"SELECT {columns} FROM unnest(%(nodes)s::bigint[]) AS s(id) "
+        f"JOIN {Relation._meta.db_table} e ON e.source_id = s.id "
+        f"WHERE e.target_id = ANY(%(nodes)s::bigint[]) AND {relations.sql()} "
+        "ORDER BY e.strength DESC, e.id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {**relations.params(project), "nodes": ids})
+        return [GraphEdge(*row) for row in cursor.fetchall()]
 
 
 def entity_top_memories(
