@@ -86,3 +86,74 @@ def tool_feedback_summary(*, project: Project) -> dict[str, dict[str, Any]]:
         }
         for row in rows
     }
+
+
+GROWTH_INTERVALS = ("day", "week", "month")
+
+
+def memory_growth(
+    *, project: Project, interval: str = "day", days: int = 30
+) -> list[dict[str, Any]]:
+    """Memories created per day/week/month over the last `days` days (live memories)."""
+    from django.db.models.functions import Trunc
+    from django.utils import timezone
+
+    since = timezone.now() - timezone.timedelta(days=days)
+    rows = (
+        Memory.objects.for_project(project)
+        .alive()
+        .filter(created_at__gte=since)
+        .annotate(period=Trunc("created_at", interval))
+        .order_by("period")
+        .values("period")
+        .annotate(count=Count("id"))
+    )
+    return [{"period": row["period"].date().isoformat(), "count": row["count"]} for row in rows]
+
+
+def tag_frequency(*, project: Project, limit: int = 50) -> list[dict[str, Any]]:
+    """Most used tags over live memories, most frequent first (unnested in PostgreSQL)."""
+    from django.db.models import F, Func
+
+    rows = (
+        Memory.objects.for_project(project)
+        .alive()
+        .annotate(tag=Func(F("tags"), function="unnest"))
+        .order_by()
+        .values("tag")
+        .annotate(count=Count("id"))
+        .order_by("-count", "tag")[:limit]
+    )
+    return [{"tag": row["tag"], "count": row["count"]} for row in rows]
+
+
+def confidence_histogram(*, project: Project, buckets: int = 10) -> list[dict[str, Any]]:
+    """How many live memories fall in each effective-confidence bucket of [0, 1]."""
+    from django.db.models import Func, IntegerField, Value
+
+    bucket = Func(
+        effective_confidence(),
+        Value(0.0),
+        Value(1.0 + 1e-9),
+        Value(buckets),
+        function="width_bucket",
+        output_field=IntegerField(),
+    )
+    rows = (
+        Memory.objects.for_project(project)
+        .alive()
+        .annotate(bucket=bucket)
+        .order_by()
+        .values("bucket")
+        .annotate(count=Count("id"))
+    )
+    counts = {row["bucket"]: row["count"] for row in rows}
+    width = 1.0 / buckets
+    return [
+        {
+            "from": round(index * width, 4),
+            "to": round((index + 1) * width, 4),
+            "count": counts.get(index + 1, 0),
+        }
+        for index in range(buckets)
+    ]

@@ -11,6 +11,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/v1/events/", sse.events, name="events"),
+    path("api/v1/analytics/", include("analytics.api")),
     path("api/v1/", include("memories.api.urls")),
     path("api/v1/", include("entities.api.urls")),
 ]
