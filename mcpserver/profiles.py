@@ -3,7 +3,7 @@
 `standard` is our own coherent set. The others reproduce the tool names (and arguments) of
 the servers in the seeds so an assistant configured for one of them works unchanged:
 `sqlnative` (seed 000), `memento` (seed 002), `aimemory` (seed 001) and `kg` (the official
-MCP memory server). A capability whose service has not landed is simply absent.
+MCP memory server).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from mcp_types import ToolAnnotations
 
 from mcpserver.schemas import DESTRUCTIVE, IDEMPOTENT_WRITE, READ_ONLY, WRITE
-from mcpserver.tools import memory
+from mcpserver.tools import compat, graph, intelligence, kg, lifecycle, memory, search
 
 
 @dataclass(frozen=True)
@@ -26,19 +26,121 @@ class ToolSpec:
     description: str | None = None  # default: the function's docstring
 
 
+def _lifecycle(names: dict[str, str]) -> list[ToolSpec]:
+    """{exposed name: function name} of lifecycle tools."""
+    kinds = {
+        "memory_consolidate": WRITE,
+        "memory_decay_status": READ_ONLY,
+        "memory_preserve": IDEMPOTENT_WRITE,
+    }
+    return [ToolSpec(name, getattr(lifecycle, fn), kinds[fn]) for name, fn in names.items()]
+
+
+def _intelligence(names: dict[str, str]) -> list[ToolSpec]:
+    kinds = {
+        "memory_add": WRITE,
+        "memory_context": READ_ONLY,
+        "memory_reflect": WRITE,
+        "reflect": WRITE,
+        "context": READ_ONLY,
+    }
+    return [ToolSpec(name, getattr(intelligence, fn), kinds[fn]) for name, fn in names.items()]
+
+
 def standard() -> list[ToolSpec]:
     return [
         ToolSpec("memory_store", memory.memory_store, WRITE),
+        *_intelligence({"memory_add": "memory_add"}),
+        ToolSpec("memory_search", search.memory_search, READ_ONLY),
         ToolSpec("memory_get", memory.memory_get, READ_ONLY),
         ToolSpec("memory_update", memory.memory_update, IDEMPOTENT_WRITE),
         ToolSpec("memory_delete", memory.memory_delete, DESTRUCTIVE),
         ToolSpec("memory_history", memory.memory_history, READ_ONLY),
         ToolSpec("memory_link", memory.memory_link, IDEMPOTENT_WRITE),
+        ToolSpec("memory_traverse", graph.memory_traverse, READ_ONLY),
+        *_intelligence({"memory_context": "memory_context", "memory_reflect": "memory_reflect"}),
+        *_lifecycle(
+            {
+                "memory_consolidate": "memory_consolidate",
+                "memory_decay_status": "memory_decay_status",
+                "memory_preserve": "memory_preserve",
+            }
+        ),
         ToolSpec("memory_stats", memory.memory_stats, READ_ONLY),
+        ToolSpec("entity_create", graph.entity_create, IDEMPOTENT_WRITE),
+        ToolSpec("relation_create", graph.relation_create, IDEMPOTENT_WRITE),
+        ToolSpec("entity_delete", graph.entity_delete, DESTRUCTIVE),
+        ToolSpec("relation_delete", graph.relation_delete, DESTRUCTIVE),
+        ToolSpec("entity_graph", graph.entity_graph, READ_ONLY),
         ToolSpec("tool_feedback", memory.tool_feedback, WRITE),
+    ]
+
+
+def sqlnative() -> list[ToolSpec]:
+    """Seed 000's ten tools."""
+    return [
+        ToolSpec("store_memory", compat.store_memory, WRITE),
+        ToolSpec("recall_memories", compat.recall_memories, READ_ONLY),
+        ToolSpec("create_entities", compat.create_entities, IDEMPOTENT_WRITE),
+        ToolSpec("create_relations", compat.create_relations, IDEMPOTENT_WRITE),
+        ToolSpec("delete_memories", compat.delete_memories, DESTRUCTIVE),
+        ToolSpec("delete_entities", compat.delete_entities, DESTRUCTIVE),
+        ToolSpec("delete_relations", compat.delete_relations, DESTRUCTIVE),
+        ToolSpec("get_entity_graph", compat.get_entity_graph, READ_ONLY),
+        *_lifecycle({"consolidate_memories": "memory_consolidate"}),
+        ToolSpec("get_memory_stats", compat.get_memory_stats, READ_ONLY),
+    ]
+
+
+def memento() -> list[ToolSpec]:
+    """Seed 002's eleven tools (camelCase arguments)."""
+    return [
+        ToolSpec("remember", compat.remember, WRITE),
+        ToolSpec("recall", compat.recall, READ_ONLY),
+        ToolSpec("forget", compat.forget, DESTRUCTIVE),
+        ToolSpec("link", compat.link, IDEMPOTENT_WRITE),
+        ToolSpec("amend", compat.amend, IDEMPOTENT_WRITE),
+        *_intelligence({"reflect": "reflect", "context": "context"}),
+        ToolSpec("tool_feedback", memory.tool_feedback, WRITE),
+        ToolSpec("memory_stats", memory.memory_stats, READ_ONLY),
+        *_lifecycle({"memory_consolidate": "memory_consolidate"}),
+        ToolSpec("graph_explore", compat.graph_explore, READ_ONLY),
+    ]
+
+
+def aimemory() -> list[ToolSpec]:
+    """Seed 001's graph and decay tools on top of the standard set."""
+    return [
+        *standard(),
+        ToolSpec("memory_graph_analysis", graph.memory_graph_analysis, READ_ONLY),
+        ToolSpec(
+            "memory_graph_search",
+            graph.memory_traverse,
+            READ_ONLY,
+            "Deprecated alias of memory_traverse (same arguments and result).",
+        ),
+    ]
+
+
+def kg_profile() -> list[ToolSpec]:
+    """The official MCP memory server's nine tools."""
+    return [
+        ToolSpec("create_entities", kg.create_entities, IDEMPOTENT_WRITE),
+        ToolSpec("create_relations", kg.create_relations, IDEMPOTENT_WRITE),
+        ToolSpec("add_observations", kg.add_observations, WRITE),
+        ToolSpec("delete_entities", kg.delete_entities, DESTRUCTIVE),
+        ToolSpec("delete_observations", kg.delete_observations, DESTRUCTIVE),
+        ToolSpec("delete_relations", kg.delete_relations, DESTRUCTIVE),
+        ToolSpec("read_graph", kg.read_graph, READ_ONLY),
+        ToolSpec("search_nodes", kg.search_nodes, READ_ONLY),
+        ToolSpec("open_nodes", kg.open_nodes, READ_ONLY),
     ]
 
 
 PROFILES: dict[str, Callable[[], list[ToolSpec]]] = {
     "standard": standard,
+    "sqlnative": sqlnative,
+    "memento": memento,
+    "aimemory": aimemory,
+    "kg": kg_profile,
 }

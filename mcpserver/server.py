@@ -12,7 +12,7 @@ from django.conf import settings
 from mcp.server.mcpserver import MCPServer
 
 from mcpserver.profiles import PROFILES
-from mcpserver.resources import register_resources
+from mcpserver.resources import register_prompts, register_resources
 
 INSTRUCTIONS = """\
 Memory Platform gives you long-term memory that outlives this conversation.
@@ -47,6 +47,7 @@ def build_server(profile: str) -> MCPServer:
             structured_output=True,
         )
     register_resources(server)
+    register_prompts(server)
     return server
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections
+from django.db import close_old_connections, transaction
 from mcp.server.mcpserver.exceptions import ToolError
 
 from mcpserver.auth import require_key
@@ -36,7 +36,8 @@ async def call(scope: str, fn: Callable[[ApiKey], T]) -> T:
     def run() -> T:
         close_old_connections()  # drop a connection the server closed while we idled
         try:
-            return fn(api_key)
+            with transaction.atomic():  # one tool call, one transaction: all or nothing
+                return fn(api_key)
         except ServiceError as exc:
             raise ToolError(error_text(exc)) from exc
 

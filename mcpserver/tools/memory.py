@@ -26,6 +26,8 @@ from memories.services.memories import (
 from memories.services.memories import (
     memory_update as update_service,
 )
+from memories.services.reinforcement import memories_reinforce
+from memories.services.supersede import memory_supersede
 from tenants.models import ApiKey, Project
 
 # MCP clients rarely know a user id; memories stored without any scope belong to this agent
@@ -120,8 +122,15 @@ async def memory_store(
 
 
 async def memory_get(memory_id: MemoryId) -> MemoryOut:
-    """Read one memory by id, with its decay-aware effective confidence."""
-    return await call("read", lambda key: memory_out(key.project, memory_id))
+    """Read one memory by id, with its decay-aware effective confidence. Reading a memory
+    reinforces it (access count, last access, confidence), as a REST GET does."""
+
+    def run(key: ApiKey) -> MemoryOut:
+        out = memory_out(key.project, memory_id)
+        memories_reinforce(project=key.project, memory_ids=[out["id"]])
+        return out
+
+    return await call("read", run)
 
 
 async def memory_update(
@@ -136,9 +145,15 @@ async def memory_update(
     metadata: Annotated[dict[str, Any] | None, Field(description="Replaces metadata")] = None,
     pinned: bool | None = None,
     expires_at: datetime | None = None,
+    supersedes: Annotated[
+        list[str] | None,
+        Field(description="Ids of older memories this one replaces (soft-deleted and linked)"),
+    ] = None,
 ) -> MemoryOut:
     """Amend a memory in place; only the fields given change. New content re-embeds it and
-    bumps its version; the previous values are kept in its history (memory_history)."""
+    bumps its version; the previous values are kept in its history (memory_history).
+    `supersedes` retires older memories this one replaces: they are soft-deleted and linked
+    superseded_by/supersedes, so the change stays auditable and undoable."""
     given = {
         "content": content,
         "memory_type": memory_type,
@@ -157,6 +172,9 @@ async def memory_update(
         memory = update_service(
             project=key.project, memory_id=memory_id, changes=changes, actor=actor_for(key)
         )
+        for old_id in supersedes or []:
+            old = get_selector(project=key.project, memory_id=old_id)
+            memory_supersede(project=key.project, old=old, new=memory, actor=actor_for(key))
         return memory_out(key.project, memory)
 
     return await call("write", run)

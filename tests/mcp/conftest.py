@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import pytest
 from django.conf import settings
-from django.db import connection
+from django.db import connection, connections
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -136,3 +136,22 @@ def _wait_until_up(url: str, process: subprocess.Popen[bytes]) -> None:
             pass
         time.sleep(0.2)
     raise RuntimeError("server did not start")
+
+
+@asynccontextmanager
+async def in_process(tenant: Any, profile: str = "standard") -> AsyncIterator[Any]:
+    """The SDK's client connected in-process to a fresh server of `profile`, as `tenant`."""
+    from asgiref.sync import sync_to_async
+    from mcp.client import Client
+
+    from mcpserver.auth import bound_api_key
+    from mcpserver.server import build_server
+    from tenants.services import api_key_verify
+
+    api_key = await sync_to_async(api_key_verify)(tenant.key)
+    try:
+        with bound_api_key(api_key):
+            async with Client(build_server(profile)) as client:
+                yield client
+    finally:  # the tools' worker thread holds a connection: let the test database go
+        await sync_to_async(connections.close_all)()

@@ -1,0 +1,239 @@
+"""Knowledge-graph tools: entities, relations, subgraphs, and walks over memory links."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from entities.api.serializers import (
+    EdgeSerializer,
+    EntityRefSerializer,
+    EntitySerializer,
+    GraphNodeSerializer,
+    MemoryEdgeSerializer,
+    MemoryNodeSerializer,
+    RelationSerializer,
+)
+from entities.selectors.analytics import graph_analysis
+from entities.selectors.entities import entity_find_by_name
+from entities.selectors.traversal import MemoryGraph, RelationFilter, entity_subgraph
+from entities.selectors.traversal import memory_causal_chain as causal_chain_selector
+from entities.selectors.traversal import memory_traverse as traverse_selector
+from entities.services.entities import EntitySpec, entities_delete_by_name
+from entities.services.graph import graph_bulk_create
+from entities.services.relations import (
+    NamedRelation,
+    RelationSpec,
+    relations_create_by_name,
+    relations_delete_by_name,
+)
+from mcpserver.auth import actor_for
+from mcpserver.tools import call
+from memoryplatform.lib.errors import NotFound
+from tenants.models import ApiKey, Project
+
+Depth = Annotated[int, Field(ge=0, le=5)]
+MaxNodes = Annotated[int, Field(ge=1, le=1000, description="Stop the walk after this many nodes")]
+Direction = Literal["out", "in", "both"]
+
+
+class EntityIn(BaseModel):
+    name: str
+    entity_type: str = Field("unknown", description="person, organization, technology, ...")
+    description: str = ""
+    aliases: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class RelationIn(BaseModel):
+    source: str = Field(description="Source entity name (created as unknown if new)")
+    target: str = Field(description="Target entity name (created as unknown if new)")
+    relation_type: str = Field(description="Active voice, e.g. works_at, depends_on")
+    strength: float = Field(0.5, ge=0.0, le=1.0)
+    confidence: float = Field(1.0, ge=0.0, le=1.0)
+    context: str = ""
+
+
+class RelationRef(BaseModel):
+    source: str
+    target: str
+    relation_type: str
+
+
+def named_relation(item: RelationIn) -> NamedRelation:
+    spec = RelationSpec(
+        relation_type=item.relation_type,
+        strength=item.strength,
+        confidence=item.confidence,
+        context=item.context,
+    )
+    return NamedRelation(source=item.source, target=item.target, spec=spec)
+
+
+async def entity_create(
+    entities: list[EntityIn],
+    relations: Annotated[list[RelationIn] | None, Field(description="Optional edges")] = None,
+) -> dict[str, Any]:
+    """Create named entities (and optionally relations between them) in one step. The same
+    name and type (or alias) returns the existing entity instead of a duplicate."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        created, results = graph_bulk_create(
+            project=key.project,
+            entities=[EntitySpec(**item.model_dump()) for item in entities],
+            relations=[named_relation(item) for item in relations or []],
+        )
+        return {
+            "entities": EntitySerializer(created, many=True).data,
+            "relations": RelationSerializer([r.relation for r in results], many=True).data,
+        }
+
+    return await call("write", run)
+
+
+async def relation_create(relations: list[RelationIn]) -> dict[str, Any]:
+    """Create typed relations between entities named by name (unknown names are created).
+    The same open (source, target, type) is updated, not duplicated; a relation that
+    contradicts an open one (e.g. a new employer) closes the old one."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        results = relations_create_by_name(
+            project=key.project, items=[named_relation(item) for item in relations]
+        )
+        return {
+            "relations": RelationSerializer([r.relation for r in results], many=True).data,
+            "created": sum(result.created for result in results),
+            "closed": [relation.pk for result in results for relation in result.closed],
+        }
+
+    return await call("write", run)
+
+
+async def entity_delete(
+    entity_names: list[str],
+    cascade_memories: Annotated[bool, Field(description="Also delete their memories")] = False,
+) -> dict[str, Any]:
+    """Delete entities by name, with their relations. Their memories stay unless
+    cascade_memories=true."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        counts = entities_delete_by_name(
+            project=key.project,
+            names=entity_names,
+            actor=actor_for(key),
+            cascade_memories=cascade_memories,
+        )
+        return {"deleted": counts}
+
+    return await call("write", run)
+
+
+async def relation_delete(relations: list[RelationRef]) -> dict[str, Any]:
+    """Delete relations given by (source name, target name, relation_type)."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        items = [item.model_dump() for item in relations]
+        return {"deleted": relations_delete_by_name(project=key.project, items=items)}
+
+    return await call("write", run)
+
+
+def entity_by_name(project: Project, name: str) -> Any:
+    entity = entity_find_by_name(project=project, name=name)
+    if entity is None:
+        raise NotFound(f"no entity named {name!r}", fields={"entity_name": ["not found"]})
+    return entity
+
+
+async def entity_graph(
+    entity_name: str,
+    depth: Depth = 1,
+    min_strength: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0,
+    relation_types: list[str] | None = None,
+    direction: Direction = "both",
+    include_memories: bool = True,
+    memories_per_node: Annotated[int, Field(ge=0, le=20)] = 3,
+    max_nodes: MaxNodes = 50,
+) -> dict[str, Any]:
+    """The subgraph around an entity: entities within `depth` hops, the relations among them,
+    and (optionally) each entity's most relevant memories."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        center = entity_by_name(key.project, entity_name)
+        subgraph = entity_subgraph(
+            project=key.project,
+            entity_id=center.pk,
+            depth=depth,
+            relations=RelationFilter(
+                min_strength=min_strength, relation_types=relation_types or None
+            ),
+            direction=direction,
+            max_nodes=max_nodes,
+            include_memories=include_memories,
+            memories_per_node=memories_per_node,
+        )
+        memories = subgraph.memories if include_memories else None
+        nodes = GraphNodeSerializer(subgraph.nodes, many=True, context={"memories": memories})
+        return {
+            "center": EntityRefSerializer(subgraph.center).data,
+            "nodes": nodes.data,
+            "edges": EdgeSerializer(subgraph.edges, many=True).data,
+        }
+
+    return await call("read", run)
+
+
+def memory_graph_out(graph: MemoryGraph) -> dict[str, Any]:
+    return {
+        "center": str(graph.center.pk),
+        "nodes": MemoryNodeSerializer(graph.nodes, many=True).data,
+        "edges": MemoryEdgeSerializer(graph.edges, many=True).data,
+    }
+
+
+async def memory_traverse(
+    memory_id: str,
+    depth: Depth = 2,
+    link_types: list[str] | None = None,
+    direction: Direction = "both",
+    min_strength: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0,
+    max_nodes: MaxNodes = 100,
+) -> dict[str, Any]:
+    """Walk typed links between memories from one memory (breadth first, live memories only):
+    what it supports, contradicts, supersedes, was caused by, resolved by..."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        graph = traverse_selector(
+            project=key.project,
+            memory_id=memory_id,
+            depth=depth,
+            link_types=link_types or None,
+            direction=direction,
+            min_strength=min_strength,
+            max_nodes=max_nodes,
+        )
+        return memory_graph_out(graph)
+
+    return await call("read", run)
+
+
+async def memory_causal_chain(
+    start_id: Annotated[str, Field(description="Memory id, typically an error")],
+    depth: Depth = 3,
+) -> dict[str, Any]:
+    """Causes and resolutions around a memory (caused_by / causes / resolved_by links),
+    for root-cause analysis starting from an error."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        return memory_graph_out(
+            causal_chain_selector(project=key.project, memory_id=start_id, depth=depth)
+        )
+
+    return await call("read", run)
+
+
+async def memory_graph_analysis(top: Annotated[int, Field(ge=1, le=100)] = 10) -> dict[str, Any]:
+    """Graph health at a glance: counts, degrees and the top connectors of the entity graph
+    and of the memory-link graph."""
+    return await call("read", lambda key: graph_analysis(project=key.project, top=top))

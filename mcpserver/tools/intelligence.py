@@ -1,0 +1,182 @@
+"""Conversation and session tools: add (facts from messages), context (session start),
+reflect (session end)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from mcpserver.auth import actor_for
+from mcpserver.tools import call
+from mcpserver.tools.memory import DEFAULT_AGENT_ID, AgentId, MemoryType, RunId, UserId
+from memories.api.serializers import MemorySerializer
+from memories.services.content import Scope
+from memories.services.extraction import memories_add
+from memories.services.session import session_context, session_reflect
+from tenants.models import ApiKey
+
+
+class Message(BaseModel):
+    role: Literal["user", "assistant", "system", "tool"] = "user"
+    content: str
+
+
+def scope_or_default(user_id: str | None, agent_id: str | None, run_id: str | None) -> Scope:
+    """The given scope, or the default agent's when none is given (as memory_store does)."""
+    scope = Scope(user_id or None, agent_id or None, run_id or None)
+    return Scope(agent_id=DEFAULT_AGENT_ID) if scope.is_empty else scope
+
+
+async def memory_add(
+    messages: Annotated[
+        list[Message] | str, Field(description="The conversation, or one text to learn from")
+    ],
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+    run_id: RunId = None,
+    metadata: dict[str, Any] | None = None,
+    infer: Annotated[
+        bool, Field(description="Extract facts and reconcile (ADD/UPDATE/DELETE/NONE)")
+    ] = True,
+) -> dict[str, Any]:
+    """Learn from a conversation: extract the durable facts, compare each with what is
+    already known in the scope and ADD, UPDATE, DELETE (supersede) or skip (NONE). Returns
+    the events. Works offline; uses the configured LLM when there is one."""
+    raw = messages if isinstance(messages, str) else [m.model_dump() for m in messages]
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        return memories_add(
+            project=key.project,
+            messages=raw,
+            scope=scope_or_default(user_id, agent_id, run_id),
+            actor=actor_for(key),
+            metadata=metadata,
+            infer=infer,
+        )
+
+    return await call("write", run)
+
+
+async def memory_context(
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+    session_id: Annotated[
+        str | None, Field(description="Also load this session's memories")
+    ] = None,
+    token_budget: Annotated[int, Field(ge=1, le=20000)] = 2000,
+    types: Annotated[
+        list[MemoryType] | None, Field(description="Default: preference, error, procedure")
+    ] = None,
+) -> dict[str, Any]:
+    """Load what to know at the start of a session: the most important preferences, errors
+    and procedures (core memory) and, with session_id, that session's memories, within a
+    token budget. `text` is ready to read."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        context = session_context(
+            project=key.project,
+            scope=scope_or_default(user_id, agent_id, None),
+            token_budget=token_budget,
+            types=list(types) if types else None,
+            session_id=session_id,
+        )
+        return {
+            "core": MemorySerializer(context.core, many=True).data,
+            "working": MemorySerializer(context.working, many=True).data,
+            "tokens_used": context.tokens_used,
+            "token_budget": context.token_budget,
+            "text": context.as_text(),
+        }
+
+    return await call("read", run)
+
+
+class TaskEffectiveness(BaseModel):
+    overall_success: bool
+    tool_highlights: list[str] = Field(default_factory=list)
+    tool_pain_points: list[str] = Field(default_factory=list)
+
+
+async def memory_reflect(
+    summary: Annotated[str, Field(description="What happened in this session")],
+    decisions: list[str] | None = None,
+    errors_resolved: Annotated[list[str] | None, Field(description="Error and its fix")] = None,
+    new_procedures: list[str] | None = None,
+    open_questions: list[str] | None = None,
+    session_id: str | None = None,
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+    task_effectiveness: TaskEffectiveness | None = None,
+) -> dict[str, Any]:
+    """At the end of a session, turn its summary into typed memories for the next one:
+    decisions, resolved errors, new procedures and open questions (the summary is kept as a
+    fact)."""
+    lists = {
+        "decisions": decisions,
+        "errors_resolved": errors_resolved,
+        "new_procedures": new_procedures,
+        "open_questions": open_questions,
+    }
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        results = session_reflect(
+            project=key.project,
+            scope=scope_or_default(user_id, agent_id, None),
+            actor=actor_for(key),
+            summary=summary,
+            session_id=session_id,
+            lists=lists,
+            task_effectiveness=task_effectiveness.model_dump() if task_effectiveness else None,
+        )
+        return {
+            "results": [
+                {
+                    "id": str(result.memory.pk),
+                    "memory_type": result.memory.memory_type,
+                    "content": result.memory.content,
+                    "created": result.created,
+                }
+                for result in results
+            ]
+        }
+
+    return await call("write", run)
+
+
+# --- Memento names (seed 002 §6.7-6.8) -----------------------------------------------------
+
+
+async def reflect(
+    summary: str,
+    sessionId: str | None = None,
+    decisions: list[str] | None = None,
+    errors_resolved: list[str] | None = None,
+    new_procedures: list[str] | None = None,
+    open_questions: list[str] | None = None,
+    agentId: str | None = None,
+    task_effectiveness: TaskEffectiveness | None = None,
+) -> dict[str, Any]:
+    """Convert a session summary into typed fragments at session end."""
+    return await memory_reflect(
+        summary=summary,
+        session_id=sessionId,
+        decisions=decisions,
+        errors_resolved=errors_resolved,
+        new_procedures=new_procedures,
+        open_questions=open_questions,
+        agent_id=agentId,
+        task_effectiveness=task_effectiveness,
+    )
+
+
+async def context(
+    tokenBudget: Annotated[int, Field(ge=1, le=20000)] = 2000,
+    types: list[MemoryType] | None = None,
+    sessionId: str | None = None,
+    agentId: str | None = None,
+) -> dict[str, Any]:
+    """Load core memory (and this session's working memory) at session start."""
+    return await memory_context(
+        agent_id=agentId, session_id=sessionId, token_budget=tokenBudget, types=types
+    )

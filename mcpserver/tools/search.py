@@ -1,0 +1,86 @@
+"""memory_search: every search mode, filters, paging, token budget, linked memories."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from django.conf import settings
+from pydantic import Field
+
+from mcpserver.selectors import linked_neighbours
+from mcpserver.tools import call
+from mcpserver.tools.memory import MemoryType
+from memories.api.search import search_body
+from memories.api.serializers import MemorySerializer
+from memories.selectors.filters import MemoryFilters
+from memories.selectors.search import memory_search as search_selector
+from memories.selectors.search_types import SearchQuery
+from memories.services.reinforcement import memories_reinforce
+from tenants.models import ApiKey
+
+SearchMode = Literal["hybrid", "semantic", "keyword", "graph"]
+
+
+async def memory_search(
+    query: Annotated[str, Field(min_length=1, description="What to look for, in plain words")],
+    mode: Annotated[
+        SearchMode,
+        Field(description="hybrid (default): keywords + meaning; graph: via entities"),
+    ] = "hybrid",
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    run_id: str | None = None,
+    memory_types: list[MemoryType] | None = None,
+    tags: Annotated[list[str] | None, Field(description="All must match")] = None,
+    min_confidence: Annotated[float | None, Field(ge=0.0, le=1.0)] = None,
+    min_similarity: Annotated[float | None, Field(ge=0.0, le=1.0)] = None,
+    limit: Annotated[int, Field(ge=1, le=100)] = 10,
+    offset: Annotated[int, Field(ge=0, le=1000)] = 0,
+    token_budget: Annotated[
+        int | None, Field(ge=1, description="Stop adding results past this many tokens")
+    ] = None,
+    include_linked: Annotated[
+        bool, Field(description="Also return memories one link away from the results")
+    ] = False,
+    link_types: list[str] | None = None,
+) -> dict[str, Any]:
+    """Recall memories relevant to a query, best first (relevance × decay-aware confidence).
+    Filter by scope, types, tags and confidence; page with offset; cap the size with
+    token_budget. Each result carries its score and the score parts that explain it."""
+    search = SearchQuery(
+        text=query,
+        mode=mode,
+        filters=MemoryFilters(
+            user_id=user_id,
+            agent_id=agent_id,
+            run_id=run_id,
+            memory_types=list(memory_types or []),
+            tags=tags or [],
+            min_confidence=min_confidence,
+        ),
+        limit=limit,
+        offset=offset,
+        min_similarity=min_similarity,
+        token_budget=token_budget or settings.MEMORY_MCP_MAX_RESULT_TOKENS,
+    )
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        result = search_selector(project=key.project, query=search)
+        body = search_body(result)
+        hit_ids = [hit.memory.pk for hit in result.hits]
+        if include_linked and hit_ids:
+            body["linked"] = [
+                {
+                    "link_type": link.link_type,
+                    "from_id": str(link.from_memory_id),
+                    "to_id": str(link.to_memory_id),
+                    "memory": MemorySerializer(memory).data,
+                }
+                for link, memory in linked_neighbours(
+                    project=key.project, memory_ids=hit_ids, link_types=link_types, limit=limit
+                )
+            ]
+        memories_reinforce(project=key.project, memory_ids=hit_ids)
+        return body
+
+    return await call("read", run)

@@ -1,0 +1,257 @@
+"""Profiles and the tools over search, graph and lifecycle, with the SDK's in-process client."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.mcp.conftest import in_process, stdio_session, structured
+
+pytestmark = [pytest.mark.anyio, pytest.mark.django_db(transaction=True)]
+
+PROFILE_TOOLS = {
+    "sqlnative": {
+        "store_memory",
+        "recall_memories",
+        "create_entities",
+        "create_relations",
+        "delete_memories",
+        "delete_entities",
+        "delete_relations",
+        "get_entity_graph",
+        "consolidate_memories",
+        "get_memory_stats",
+    },
+    "memento": {
+        "remember",
+        "recall",
+        "forget",
+        "link",
+        "amend",
+        "tool_feedback",
+        "memory_stats",
+        "memory_consolidate",
+        "graph_explore",
+    },
+    "kg": {
+        "create_entities",
+        "create_relations",
+        "add_observations",
+        "delete_entities",
+        "delete_observations",
+        "delete_relations",
+        "read_graph",
+        "search_nodes",
+        "open_nodes",
+    },
+}
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILE_TOOLS))
+async def test_each_compatibility_profile_exposes_its_seed_tool_names(alice, profile):
+    async with in_process(alice, profile) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+    assert names >= PROFILE_TOOLS[profile]
+    extra = names - PROFILE_TOOLS[profile]
+    assert extra <= {"reflect", "context"}  # Memento's session tools, when installed
+
+
+async def test_aimemory_adds_graph_analysis_and_the_traverse_alias(alice):
+    async with in_process(alice, "aimemory") as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+    assert {"memory_traverse", "memory_graph_search", "memory_graph_analysis"} <= names
+    assert {"memory_decay_status", "memory_preserve", "memory_store"} <= names
+
+
+async def test_every_tool_has_a_description_annotations_and_an_output_schema(alice):
+    for profile in ("standard", "sqlnative", "memento", "aimemory", "kg"):
+        async with in_process(alice, profile) as client:
+            for tool in (await client.list_tools()).tools:
+                assert tool.description, (profile, tool.name)
+                assert tool.annotations is not None, (profile, tool.name)
+                assert tool.output_schema is not None, (profile, tool.name)
+
+
+async def test_the_stdio_command_serves_the_profile_it_is_given(alice):
+    async with stdio_session(alice.key, profile="memento") as session:
+        names = {tool.name for tool in (await session.list_tools()).tools}
+    assert names >= PROFILE_TOOLS["memento"]
+
+
+async def test_search_finds_stored_memories_and_their_linked_neighbours(alice, charlie):
+    async with in_process(alice) as client:
+        error = structured(
+            await client.call_tool(
+                "memory_store",
+                {
+                    "content": "Build failed: out of disk space on the CI runner",
+                    "user_id": "u1",
+                    "memory_type": "error",
+                },
+            )
+        )["memory"]
+        fix = structured(
+            await client.call_tool(
+                "memory_store",
+                {
+                    "content": "Cleaned docker images nightly to free space",
+                    "user_id": "u1",
+                    "memory_type": "procedure",
+                },
+            )
+        )["memory"]
+        await client.call_tool(
+            "memory_link", {"from_id": error["id"], "to_id": fix["id"], "link_type": "resolved_by"}
+        )
+        found = structured(
+            await client.call_tool(
+                "memory_search", {"query": "CI build disk space", "include_linked": True}
+            )
+        )
+        assert found["results"][0]["id"] == error["id"]
+        assert "score_parts" in found["results"][0]
+        linked = {item["memory"]["id"] for item in found.get("linked", [])}
+        result_ids = {item["id"] for item in found["results"]}
+        assert fix["id"] in linked | result_ids
+
+        budget = structured(
+            await client.call_tool("memory_search", {"query": "disk space", "token_budget": 1})
+        )
+        assert len(budget["results"]) <= 1
+    async with in_process(charlie) as client:
+        nothing = structured(await client.call_tool("memory_search", {"query": "disk space"}))
+        assert nothing["results"] == []
+
+
+async def test_graph_tools_create_walk_and_delete_entities(alice, charlie):
+    async with in_process(alice) as client:
+        created = structured(
+            await client.call_tool(
+                "entity_create",
+                {
+                    "entities": [
+                        {"name": "Ada", "entity_type": "person"},
+                        {"name": "Acme", "entity_type": "organization"},
+                    ],
+                    "relations": [{"source": "Ada", "target": "Acme", "relation_type": "works_at"}],
+                },
+            )
+        )
+        assert {entity["name"] for entity in created["entities"]} == {"Ada", "Acme"}
+        subgraph = structured(
+            await client.call_tool("entity_graph", {"entity_name": "Ada", "depth": 1})
+        )
+        assert {node["name"] for node in subgraph["nodes"]} == {"Ada", "Acme"}
+        assert len(subgraph["edges"]) == 1
+        removed = structured(
+            await client.call_tool(
+                "relation_delete",
+                {"relations": [{"source": "Ada", "target": "Acme", "relation_type": "works_at"}]},
+            )
+        )
+        assert removed["deleted"] == 1
+    async with in_process(charlie) as client:
+        hidden = await client.call_tool("entity_graph", {"entity_name": "Ada"})
+        assert hidden.is_error
+        assert "not_found" in hidden.content[0].text
+    async with in_process(alice) as client:
+        deleted = structured(await client.call_tool("entity_delete", {"entity_names": ["Ada"]}))
+        assert deleted["deleted"]
+
+
+async def test_kg_profile_keeps_observations_as_memories_and_pages_read_graph(alice, settings):
+    settings.MEMORY_MCP_MAX_RESULT_TOKENS = 100
+    entities = [
+        {
+            "name": f"Service {n}",
+            "entityType": "technology",
+            "observations": [f"Service {n} runs on port {8000 + n}", "It is written in Python"],
+        }
+        for n in range(6)
+    ]
+    async with in_process(alice, "kg") as client:
+        await client.call_tool("create_entities", {"entities": entities})
+        await client.call_tool(
+            "create_relations",
+            {"relations": [{"from": "Service 0", "to": "Service 1", "relationType": "depends_on"}]},
+        )
+        added = structured(
+            await client.call_tool(
+                "add_observations",
+                {"observations": [{"entityName": "Service 0", "contents": ["Owned by team A"]}]},
+            )
+        )
+        assert added["results"][0]["addedObservations"] == ["Owned by team A"]
+
+        first = structured(await client.call_tool("read_graph", {}))
+        assert 0 < len(first["entities"]) < 6  # the budget cut the page
+        assert first["next_offset"] == len(first["entities"])
+        second = structured(await client.call_tool("read_graph", {"offset": first["next_offset"]}))
+        names = [e["name"] for e in first["entities"] + second["entities"]]
+        assert len(set(names)) == len(names)
+
+        opened = structured(await client.call_tool("open_nodes", {"names": ["Service 0"]}))
+        node = opened["entities"][0]
+        assert "Owned by team A" in node["observations"]
+        assert opened["relations"] == [
+            {"from": "Service 0", "to": "Service 1", "relationType": "depends_on"}
+        ]
+        found = structured(await client.call_tool("search_nodes", {"query": "team A"}))
+        assert [e["name"] for e in found["entities"]] == ["Service 0"]
+
+        await client.call_tool(
+            "delete_observations",
+            {"deletions": [{"entityName": "Service 0", "observations": ["Owned by team A"]}]},
+        )
+        reopened = structured(await client.call_tool("open_nodes", {"names": ["Service 0"]}))
+        assert "Owned by team A" not in reopened["entities"][0]["observations"]
+
+
+async def test_memento_tools_remember_recall_amend_and_forget(alice):
+    async with in_process(alice, "memento") as client:
+        kept = structured(
+            await client.call_tool(
+                "remember",
+                {
+                    "content": "Use pnpm, not npm, in the web repo",
+                    "topic": "tooling",
+                    "type": "decision",
+                    "keywords": ["pnpm"],
+                    "isAnchor": True,
+                },
+            )
+        )
+        assert kept["success"] is True
+        recalled = structured(
+            await client.call_tool(
+                "recall", {"text": "pnpm or npm in the web repo?", "topic": "tooling"}
+            )
+        )
+        assert [item["id"] for item in recalled["results"]] == [kept["id"]]
+        amended = structured(
+            await client.call_tool("amend", {"id": kept["id"], "content": "Use pnpm 9"})
+        )
+        assert amended["version"] == 2
+        refused = structured(await client.call_tool("forget", {"topic": "tooling"}))
+        assert refused["skipped_pinned_ids"] == [kept["id"]]
+        forgotten = structured(await client.call_tool("forget", {"id": kept["id"], "force": True}))
+        assert forgotten["deleted_ids"] == [kept["id"]]
+
+
+async def test_sqlnative_tools_store_recall_and_delete(alice):
+    async with in_process(alice, "sqlnative") as client:
+        stored = structured(
+            await client.call_tool(
+                "store_memory",
+                {"content": "The staging database is PostgreSQL 16", "memory_type": "fact"},
+            )
+        )
+        recalled = structured(
+            await client.call_tool(
+                "recall_memories", {"query": "staging database version", "search_mode": "hybrid"}
+            )
+        )
+        assert recalled["results"][0]["id"] == stored["memory"]["id"]
+        stats = structured(await client.call_tool("get_memory_stats", {}))
+        assert stats["memories_by_type"] == {"fact": 1}
+        deleted = structured(await client.call_tool("delete_memories", {"memory_types": ["fact"]}))
+        assert deleted["deleted"] == 1
