@@ -16,6 +16,7 @@ key), never a Python loop over rows: 100k memories take seconds.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Callable
@@ -60,7 +61,7 @@ CROSS JOIN LATERAL (
                (m.importance * EXP(-%(rate)s * d.days) + LN(1 + m.access_count) * %(boost)s)
                * m.confidence)) AS raw
     FROM (SELECT GREATEST(0.0, EXTRACT(EPOCH FROM (%(now)s - COALESCE(m.last_accessed_at,
-          m.created_at))) / 86400.0) AS days) d
+          m.created_at))) / 86400.0)::float8 AS days) d
 ) s
 """
 
@@ -152,7 +153,7 @@ def memories_decay(
         after = last
         report.scanned += scanned
         report.updated += updated
-        transitions.update(moved if isinstance(moved, dict) else {})
+        transitions.update(json.loads(moved) if isinstance(moved, str) else moved)
         if progress:
             progress(scanned)
     report.transitions = dict(transitions)

@@ -24,6 +24,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["no_migrate"]:
             call_command("migrate", interactive=False, verbosity=1)
+        call_command("setup_schedules", verbosity=0)  # decay, consolidation, pruning jobs
         if not options["no_worker"]:
             worker = subprocess.Popen(
                 [sys.executable, str(settings.BASE_DIR / "manage.py"), "qcluster"]

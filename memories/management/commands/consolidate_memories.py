@@ -1,0 +1,47 @@
+"""Merge clusters of near-identical memories (the daily job, run by hand)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from memories.management.commands._maintenance import (
+    add_project_argument,
+    progress_bar,
+    projects,
+)
+from memories.services.consolidation import memories_consolidate
+from memoryplatform.lib.actor import command
+
+
+class Command(BaseCommand):
+    help = "Find clusters of similar memories (pgvector) and merge each into its primary."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        add_project_argument(parser)
+        parser.add_argument("--threshold", type=float, default=None, help="default 0.85")
+        parser.add_argument("--dry-run", action="store_true", help="report, change nothing")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        quiet = options["verbosity"] == 0
+        try:
+            for project in projects(options["project"]):
+                with progress_bar(None, f"consolidate {project.slug}", quiet) as bar:
+                    report = memories_consolidate(
+                        project=project,
+                        actor=command("consolidate_memories"),
+                        similarity_threshold=options["threshold"],
+                        dry_run=options["dry_run"],
+                        progress=lambda done, total, bar=bar: bar.update(1),
+                    )
+                prefix = "[dry run] " if report.dry_run else ""
+                self.stdout.write(
+                    f"{prefix}{project.slug}: {report.memories_scanned} scanned, "
+                    f"{report.clusters_found} clusters, {report.memories_merged} merged, "
+                    f"{report.contradictions_found} contradictions"
+                )
+        except CommandError:
+            raise
+        except Exception as exc:
+            raise CommandError(f"consolidation failed: {exc}") from exc

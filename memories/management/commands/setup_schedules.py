@@ -1,0 +1,22 @@
+"""Install (or repair) the background job schedules; idempotent, run by `serve`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from memories.tasks import SCHEDULES
+
+
+class Command(BaseCommand):
+    help = "Create or update the django-q2 schedules: decay, consolidation, pruning, back-fill."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from django_q.models import Schedule
+
+        for name, (func, kind) in SCHEDULES.items():
+            _, created = Schedule.objects.update_or_create(
+                name=name, defaults={"func": func, "schedule_type": kind, "repeats": -1}
+            )
+            self.stdout.write(f"{'created' if created else 'kept'} {name}: {func} ({kind})")

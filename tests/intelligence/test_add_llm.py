@@ -1,0 +1,169 @@
+"""POST /memories/add/ with an LLM: the seed-003 §15 cases against a local fake server that
+speaks the chat-completions API (the real `openai` client is used)."""
+
+from __future__ import annotations
+
+import json
+
+from memories.models import LinkType, Memory, MemoryLink
+
+
+def _seed(remember, content: str) -> str:
+    return remember(content, user_id="u1")["id"]
+
+
+def test_extraction_and_decision_prompts_are_sent_in_json_mode(add, fake_openai):
+    fake_openai.reply({"facts": ["User's name is Bob"]}, {"memory": [{"event": "ADD"}]})
+    events = add("My name is Bob")
+    assert [(e["event"], e["memory"]) for e in events] == [("ADD", "User's name is Bob")]
+    extraction, decision = fake_openai.chat_requests()
+    assert extraction["body"]["response_format"] == {"type": "json_object"}
+    assert extraction["body"]["temperature"] == 0
+    assert extraction["body"]["messages"][1]["content"] == "user: My name is Bob"
+    assert "No existing memories found." in decision["body"]["messages"][1]["content"]
+
+
+def test_dedup_returns_none(add, fake_openai, remember):
+    existing = _seed(remember, "User likes Python")
+    fake_openai.reply({"facts": ["User likes Python"]}, {"memory": [{"event": "NONE"}]})
+    events = add("I like Python")
+    assert [(e["event"], e["id"]) for e in events] == [("NONE", existing)]
+
+
+def test_contradiction_updates_the_existing_memory_shown_under_a_short_id(
+    add, fake_openai, remember, alice
+):
+    existing = _seed(remember, "User lives in NYC")
+    fake_openai.reply(
+        {"facts": ["User moved to San Francisco"]},
+        {
+            "memory": [
+                {
+                    "event": "UPDATE",
+                    "id": "0",
+                    "old_memory": "User lives in NYC",
+                    "data": "User lives in San Francisco",
+                }
+            ]
+        },
+    )
+    events = add("I moved to San Francisco")
+    assert events == [
+        {
+            "id": existing,
+            "event": "UPDATE",
+            "memory": "User lives in San Francisco",
+            "old_memory": "User lives in NYC",
+            "new_memory": "User lives in San Francisco",
+        }
+    ]
+    prompt = fake_openai.chat_requests()[1]["body"]["messages"][1]["content"]
+    assert "ID: 0, Text: User lives in NYC" in prompt
+    assert existing not in prompt
+    history = alice.get(f"/api/v1/memories/{existing}/history/").json()
+    assert [h["event"] for h in history] == ["ADD", "UPDATE"]
+
+
+def test_refinement_returns_a_merged_update(add, fake_openai, remember):
+    existing = _seed(remember, "User works in tech")
+    merged = "User works in tech, at Google as a senior engineer"
+    fake_openai.reply(
+        {"facts": ["User works at Google as a senior engineer"]},
+        {"memory": [{"event": "UPDATE", "id": "0", "data": merged}]},
+    )
+    events = add("I work at Google as a senior engineer")
+    assert [(e["event"], e["id"], e["memory"]) for e in events] == [("UPDATE", existing, merged)]
+    assert Memory.objects.get(pk=existing).version == 2
+
+
+def test_negation_deletes_by_superseding_never_destroying(add, fake_openai, remember):
+    existing = _seed(remember, "User is vegetarian")
+    fake_openai.reply(
+        {"facts": ["User started eating meat again"]},
+        {
+            "memory": [
+                {"event": "DELETE", "id": "0", "old_memory": "User is vegetarian"},
+                {"event": "ADD", "data": "User eats meat"},
+            ]
+        },
+    )
+    events = add("I started eating meat again")
+    assert [e["event"] for e in events] == ["ADD", "DELETE"]
+    new_id = events[0]["id"]
+    old = Memory.objects.get(pk=existing)
+    assert old.deleted_at is not None  # soft delete: the row and its history remain
+    assert MemoryLink.objects.filter(
+        from_memory_id=existing, to_memory_id=new_id, link_type=LinkType.SUPERSEDED_BY
+    ).exists()
+    assert MemoryLink.objects.filter(
+        from_memory_id=new_id, to_memory_id=existing, link_type=LinkType.SUPERSEDES
+    ).exists()
+
+
+def test_one_conversation_can_produce_several_events(add, fake_openai, remember):
+    existing = _seed(remember, "User lives in NYC")
+    fake_openai.reply(
+        {"facts": ["User lives in Boston", "User has a dog named Rex"]},
+        {"memory": [{"event": "UPDATE", "id": "0", "data": "User lives in Boston"}]},
+        {"memory": [{"event": "ADD", "data": "User has a dog named Rex"}]},
+    )
+    events = add(
+        [
+            {"role": "user", "content": "I now live in Boston with my dog Rex."},
+            {"role": "assistant", "content": "Great!"},
+        ]
+    )
+    assert [(e["event"], e["memory"]) for e in events] == [
+        ("UPDATE", "User lives in Boston"),
+        ("ADD", "User has a dog named Rex"),
+    ]
+    assert events[0]["id"] == existing
+
+
+def test_llm_down_returns_empty_results_without_crashing(add, fake_openai):
+    fake_openai.reply(500, 500, 500)
+    assert add("My name is Bob") == []
+    assert Memory.objects.count() == 0
+
+
+def test_a_failed_decision_falls_back_to_the_offline_decision(add, fake_openai):
+    fake_openai.reply({"facts": ["User's name is Bob"]}, 503, 503, 503)
+    events = add("My name is Bob")
+    assert [(e["event"], e["memory"]) for e in events] == [("ADD", "User's name is Bob")]
+
+
+def test_a_custom_prompt_replaces_the_extraction_prompt(add, fake_openai):
+    fake_openai.reply({"facts": ["Order 42 shipped"]}, {"memory": [{"event": "ADD"}]})
+    add("Order 42 shipped today", prompt='Extract order events as JSON {"facts": [...]}')
+    system = fake_openai.chat_requests()[0]["body"]["messages"][0]["content"]
+    assert system.startswith("Extract order events")
+
+
+def test_unknown_or_foreign_ids_from_the_model_are_ignored(add, fake_openai, remember, bob):
+    _seed(remember, "User lives in NYC")
+    foreign = bob.post("/api/v1/memories/", {"content": "Bob's secret", "user_id": "u1"}).json()
+    fake_openai.reply(
+        {"facts": ["User lives in Rome"]},
+        {
+            "memory": [
+                {"event": "UPDATE", "id": "7", "data": "hijack"},
+                {"event": "DELETE", "id": foreign["id"]},
+            ]
+        },
+    )
+    assert add("I live in Rome") == []
+    assert Memory.objects.get(pk=foreign["id"]).deleted_at is None
+
+
+def test_plain_arrays_and_fenced_json_answers_are_understood(add, fake_openai):
+    fake_openai.reply("```json\n" + json.dumps(["User likes tea"]) + "\n```", [{"event": "ADD"}])
+    events = add("I like tea")
+    assert [(e["event"], e["memory"]) for e in events] == [("ADD", "User likes tea")]
+
+
+def test_pii_is_masked_before_the_conversation_reaches_the_model(add, fake_openai):
+    fake_openai.reply({"facts": []})
+    add("My email is bob@example.com")
+    sent = fake_openai.chat_requests()[0]["body"]["messages"][1]["content"]
+    assert "bob@example.com" not in sent
+    assert "[REDACTED_EMAIL]" in sent
