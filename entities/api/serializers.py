@@ -205,7 +205,7 @@ class RelationCloseSerializer(serializers.Serializer):
 class RelationSerializer(serializers.ModelSerializer):
     source = EntityRefSerializer()
     target = EntityRefSerializer()
-    is_valid = serializers.SerializerMethodField()
+    valid_now = serializers.SerializerMethodField()
 
     class Meta:
         model = Relation
@@ -221,13 +221,13 @@ class RelationSerializer(serializers.ModelSerializer):
             "valid_from",
             "valid_to",
             "invalidated_at",
-            "is_valid",
+            "valid_now",
             "created_at",
             "updated_at",
         ]
         read_only_fields = fields
 
-    def get_is_valid(self, relation: Relation) -> bool:
+    def get_valid_now(self, relation: Relation) -> bool:
         """Valid now: started and not ended."""
         from django.utils import timezone
 
@@ -256,7 +256,7 @@ class EntityDetailSerializer(EntitySerializer):
         fields = [*EntitySerializer.Meta.fields, "relations"]
         read_only_fields = fields
 
-    def get_relations(self, entity: Entity) -> list[dict[str, Any]]:
+    def get_relations(self, entity: Entity) -> Any:
         return RelationSerializer(self.context.get("relations", []), many=True).data
 
 
@@ -291,7 +291,7 @@ class GraphNodeSerializer(serializers.Serializer):
     depth = serializers.IntegerField()
     memories = serializers.SerializerMethodField()
 
-    def get_memories(self, node: Any) -> list[dict[str, Any]] | None:
+    def get_memories(self, node: Any) -> Any:
         memories = self.context.get("memories")
         if memories is None:
             return None

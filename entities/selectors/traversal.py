@@ -237,7 +237,17 @@ def entity_subgraph(
     )
     rows = Entity.objects.filter(project=project, pk__in=list(reach)).values_list(*_NODE_FIELDS)
     nodes = sorted(
-        (GraphNode(*row, depth=reach[row[0]]) for row in rows),
+        (
+            GraphNode(
+                id=pk,
+                name=name,
+                entity_type=kind,
+                description=description,
+                aliases=aliases,
+                depth=reach[pk],
+            )
+            for pk, name, kind, description, aliases in rows
+        ),
         key=lambda node: (node.depth, node.name.casefold(), node.id),
     )
     edges = _edges_among(project, list(reach), relations)

@@ -122,9 +122,13 @@ _LIST_TAIL = rf"((?:\s*(?:,\s*and|,|and|&)\s+{_ARTICLE}{_THING})*)"
 _COMPILED = [
     (
         re.compile(rf"(?<![\w])({_THING})\s+(?:{verbs})\s+{_ARTICLE}({_THING}){_LIST_TAIL}"),
-        *rest,
+        relation,
+        source_role,
+        target_role,
+        swap,
+        retracted,
     )
-    for verbs, *rest in _RULES
+    for verbs, relation, source_role, target_role, swap, retracted in _RULES
 ]
 _LIST_ITEM = re.compile(_THING)
 # "Caroline: I went..." - a speaker label at the start of a line is a person

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from functools import partial
 from uuid import UUID
 
 from django.conf import settings
@@ -84,17 +85,17 @@ def _schedule_extraction(project: Project, memory_ids: list[UUID]) -> None:
         case "off":
             return
         case "async":
-            from django_q.tasks import async_task
-
             for memory_id in memory_ids:
-                transaction.on_commit(
-                    lambda memory_id=memory_id: async_task(
-                        "entities.tasks.extract_memory_graph", project.pk, str(memory_id)
-                    )
-                )
+                transaction.on_commit(partial(_enqueue, project.pk, str(memory_id)))
         case _:
             for memory_id in memory_ids:
                 _extract_quietly(project, memory_id)
+
+
+def _enqueue(project_id: int, memory_id: str) -> None:
+    from django_q.tasks import async_task
+
+    async_task("entities.tasks.extract_memory_graph", project_id, memory_id)
 
 
 def _extract_quietly(project: Project, memory_id: UUID) -> None:

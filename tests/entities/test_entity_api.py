@@ -49,7 +49,7 @@ def test_create_relation_by_names_and_look_it_up_by_entity(alice):
     create_entity(alice, "Bob")
     relation = relate(alice, "Alice", "Bob", "collaborates_with", strength=0.8)
     assert relation["source"]["name"] == "Alice" and relation["target"]["name"] == "Bob"
-    assert relation["strength"] == 0.8 and relation["is_valid"] is True
+    assert relation["strength"] == 0.8 and relation["valid_now"] is True
     listed = alice.get("/api/v1/relations/", {"entity_id": relation["source"]["id"]}).json()
     assert [r["relation_type"] for r in listed["results"]] == ["collaborates_with"]
 

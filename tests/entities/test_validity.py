@@ -53,7 +53,7 @@ def test_closing_a_relation_keeps_it_for_history(alice):
     response = alice.post(
         f"/api/v1/relations/{relation.pk}/close/", {"valid_to": "2022-01-01T00:00:00Z"}
     )
-    assert response.status_code == 200 and response.json()["is_valid"] is False
+    assert response.status_code == 200 and response.json()["valid_now"] is False
     now = alice.get("/api/v1/relations/").json()
     assert now["count"] == 0
     then = alice.get("/api/v1/relations/", {"as_of": "2021-01-01T00:00:00Z"}).json()
