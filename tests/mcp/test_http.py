@@ -115,3 +115,17 @@ async def test_legacy_sse_transport_serves_the_same_tools(live_server_mcp, alice
         assert tools >= STANDARD_TOOLS
         stored = structured(await session.call_tool("memory_store", {"content": "via sse"}))
         assert stored["created"] is True
+
+
+def test_the_server_negotiates_each_protocol_version_of_seed_002(live_server_mcp, alice):
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {alice.key}"}
+    for version in ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"):
+        body = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": version}}
+        response = httpx.post(f"{live_server_mcp.url}/mcp", json=body, headers=headers)
+        assert response.status_code == 200, version
+        payload = next(
+            line.removeprefix("data: ")
+            for line in response.text.splitlines()
+            if line.startswith("data: ")
+        )
+        assert f'"protocolVersion":"{version}"' in payload.replace(" ", "")

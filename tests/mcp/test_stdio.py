@@ -177,3 +177,42 @@ def test_the_command_refuses_to_start_without_a_valid_key(db):
     assert result.returncode != 0
     assert result.stdout == b""
     assert b"invalid" in result.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_stdout_carries_nothing_but_json_rpc(alice):
+    import json
+
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_store", "arguments": {"content": "loads the model"}},
+        },
+    ]
+    stdin = "".join(json.dumps(request) + "\n" for request in requests)
+    result = subprocess.run(
+        [sys.executable, MANAGE, "mcp", "--api-key", alice.key],
+        input=stdin.encode(),
+        env=child_env(MEMORY_LOG_LEVEL="DEBUG"),
+        capture_output=True,
+        timeout=180,
+    )
+    lines = result.stdout.decode().splitlines()
+    messages = [json.loads(line) for line in lines]  # any stray print would fail here
+    assert all(message["jsonrpc"] == "2.0" for message in messages)
+    assert {message.get("id") for message in messages} >= {1}
+    assert messages[0]["result"]["protocolVersion"] == "2025-06-18"
+    assert messages[0]["result"]["instructions"]
