@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.apps import apps
@@ -98,7 +99,7 @@ def memory_growth(
     from django.db.models.functions import Trunc
     from django.utils import timezone
 
-    since = timezone.now() - timezone.timedelta(days=days)
+    since = timezone.now() - timedelta(days=days)
     rows = (
         Memory.objects.for_project(project)
         .alive()

@@ -57,9 +57,9 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 
 async def measure(session: Any, calls: int) -> dict[str, dict[str, float]]:
-    async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
+    async def timed(fn: Callable[..., Awaitable[Any]], *args: Any) -> float:
         start = time.perf_counter()
-        result = await fn()
+        result = await fn(*args)
         assert not result.is_error, result.content
         return (time.perf_counter() - start) * 1000
 
@@ -67,23 +67,14 @@ async def measure(session: Any, calls: int) -> dict[str, dict[str, float]]:
         await session.call_tool("memory_store", {"content": f"warm-up memory {n}"})
         await session.call_tool("memory_search", {"query": "warm-up"})
     stamp = time.time_ns()
-    store = [
-        await timed(
-            lambda n=n: session.call_tool(
-                "memory_store",
-                {"content": f"Note {stamp}-{n}: decision {n} about {TOPICS[n % len(TOPICS)]}"},
-            )
-        )
-        for n in range(calls)
-    ]
-    search = [
-        await timed(
-            lambda n=n: session.call_tool(
-                "memory_search", {"query": f"decision about {TOPICS[n % len(TOPICS)]}"}
-            )
-        )
-        for n in range(calls)
-    ]
+    store, search = [], []
+    for n in range(calls):
+        topic = TOPICS[n % len(TOPICS)]
+        content = f"Note {stamp}-{n}: decision {n} about {topic}"
+        store.append(await timed(session.call_tool, "memory_store", {"content": content}))
+    for n in range(calls):
+        query = f"decision about {TOPICS[n % len(TOPICS)]}"
+        search.append(await timed(session.call_tool, "memory_search", {"query": query}))
     return {"memory_store": percentiles(store), "memory_search": percentiles(search)}
 
 

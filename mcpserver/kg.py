@@ -146,7 +146,8 @@ def kg_graph_page(
 ) -> dict[str, Any]:
     """Entities (with observations) and their relations, cut at `token_budget`."""
     nodes = kg_nodes(project=project, entities=entities)
-    kept, used = [], 0
+    kept: list[dict[str, Any]] = []
+    used = 0
     for node in nodes:
         cost = estimate_tokens(json.dumps(node))
         if kept and used + cost > token_budget:

@@ -7,6 +7,7 @@ the request (HTTP) or the process (stdio), see `mcpserver.auth`.
 from __future__ import annotations
 
 import functools
+from typing import Literal, cast
 
 from django.conf import settings
 from mcp.server.mcpserver import MCPServer
@@ -28,6 +29,9 @@ Memory Platform gives you long-term memory that outlives this conversation.
 - Rate tools with tool_feedback when results were irrelevant or insufficient.
 """
 
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
 
 def build_server(profile: str) -> MCPServer:
     """A server exposing the tools of `profile` (standard, sqlnative, memento, aimemory, kg)."""
@@ -36,7 +40,7 @@ def build_server(profile: str) -> MCPServer:
         title="Memory Platform",
         instructions=INSTRUCTIONS,
         version="1.0.0",
-        log_level=settings.LOG_LEVEL if settings.LOG_LEVEL in _LEVELS else "INFO",
+        log_level=cast(LogLevel, settings.LOG_LEVEL if settings.LOG_LEVEL in _LEVELS else "INFO"),
     )
     for spec in PROFILES[profile]():
         server.add_tool(
@@ -49,9 +53,6 @@ def build_server(profile: str) -> MCPServer:
     register_resources(server)
     register_prompts(server)
     return server
-
-
-_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 @functools.cache

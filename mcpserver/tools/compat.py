@@ -7,15 +7,15 @@ sqlnative = seed 000, memento = seed 002 (camelCase arguments), aimemory = seed 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from mcpserver.schemas import DeleteOut, MemoryOut, StoreResult
+from mcpserver.schemas import DeleteOut, LinkResult, MemoryOut, StoreResult
 from mcpserver.tools import graph, memory, search
 from mcpserver.tools.graph import Depth, EntityIn, RelationIn, RelationRef
-from mcpserver.tools.memory import MemoryType, Unit
+from mcpserver.tools.memory import LinkType, MemoryType, Unit
 
 # --- seed 000 (SQL-native entity memory) ----------------------------------------------------
 
@@ -131,8 +131,8 @@ MementoType = Literal["fact", "decision", "error", "preference", "procedure", "r
 MementoLink = Literal["related", "caused_by", "resolved_by", "part_of", "contradicts"]
 
 
-def _link_type(value: str | None) -> str:
-    return "relates_to" if value in (None, "related") else str(value)
+def _link_type(value: str | None) -> LinkType:
+    return cast(LinkType, "relates_to" if value in (None, "related") else value)
 
 
 async def remember(
@@ -181,7 +181,7 @@ async def recall(
     query = text or " ".join(keywords or []) or topic
     if not query:
         raise ToolError("invalid: give text, keywords or topic")
-    links = [_link_type(linkRelationType)] if linkRelationType else None
+    links: list[str] | None = [_link_type(linkRelationType)] if linkRelationType else None
     return await search.memory_search(
         query=query,
         mode="hybrid" if text else "keyword",
@@ -212,7 +212,7 @@ async def forget(
 
 async def link(
     fromId: str, toId: str, relationType: MementoLink = "related", agentId: str | None = None
-) -> dict[str, Any]:
+) -> LinkResult:
     """Create a typed directed edge between two fragments."""
     return await memory.memory_link(from_id=fromId, to_id=toId, link_type=_link_type(relationType))
 

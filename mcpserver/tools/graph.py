@@ -40,7 +40,7 @@ Direction = Literal["out", "in", "both"]
 
 class EntityIn(BaseModel):
     name: str
-    entity_type: str = Field("unknown", description="person, organization, technology, ...")
+    entity_type: str = Field(default="unknown", description="person, organization, technology...")
     description: str = ""
     aliases: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -50,8 +50,8 @@ class RelationIn(BaseModel):
     source: str = Field(description="Source entity name (created as unknown if new)")
     target: str = Field(description="Target entity name (created as unknown if new)")
     relation_type: str = Field(description="Active voice, e.g. works_at, depends_on")
-    strength: float = Field(0.5, ge=0.0, le=1.0)
-    confidence: float = Field(1.0, ge=0.0, le=1.0)
+    strength: float = Field(default=0.5, ge=0.0, le=1.0)
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     context: str = ""
 
 

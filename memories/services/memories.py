@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from memories.models import HistoryEvent, Memory, MemoryHistory
@@ -373,7 +375,7 @@ def memories_delete(
     *,
     project: Project,
     actor: Actor,
-    memory_ids: list[UUID | str] | None = None,
+    memory_ids: Sequence[UUID | str] | None = None,
     filters: Any = None,
     confidence_below: float | None = None,
     force: bool = False,
@@ -388,7 +390,7 @@ def memories_delete(
     if not memory_ids and not given and confidence_below is None:
         message = "give memory_ids or at least one filter to delete by"
         raise InvalidInput(message, fields={"memory_ids": [message]})
-    queryset = Memory.objects.for_project(project).alive()
+    queryset: QuerySet[Memory] = Memory.objects.for_project(project).alive()
     if memory_ids:
         pks = [parse_uuid(value, what="memory") for value in memory_ids]
         found = set(queryset.filter(pk__in=pks).values_list("pk", flat=True))
@@ -402,7 +404,7 @@ def memories_delete(
         check_unit_interval("confidence_below", confidence_below)
         if filters is None:
             queryset = apply_filters(queryset, _all_states())
-        queryset = queryset.filter(effective_confidence__lt=confidence_below)
+        queryset = queryset.filter(effective_confidence__lt=confidence_below)  # type: ignore[misc]
     memories = list(queryset.select_for_update(of=("self",)))
     kept = [memory for memory in memories if memory.pinned and not force]
     doomed = [memory for memory in memories if force or not memory.pinned]
