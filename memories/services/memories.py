@@ -290,6 +290,10 @@ def memory_update(
         ) from exc
     _history(memory, HistoryEvent.UPDATE, actor, old=old, new=changed).save()
     _emit(project, memory, "memory_updated", changes=sorted(changed), version=memory.version)
+    if "content" in changed:  # new facts may add or close relations in the graph
+        from entities.services.memory_graph import memories_stored
+
+        memories_stored(project=project, stored=[(memory, True, [])])
     return memory
 
 

@@ -179,3 +179,13 @@ def test_odd_llm_relations_are_skipped_not_fatal(alice, remember, fake_openai, s
     memory = remember("Something happened")
     assert memory["id"]
     assert not Relation.objects.filter(project=alice.project).exists()
+
+
+def test_updating_a_memory_with_a_new_fact_updates_the_graph(alice, remember):
+    memory = remember("Alice works at Google")
+    response = alice.patch(
+        f"/api/v1/memories/{memory['id']}/", {"content": "Alice works at OpenAI"}
+    )
+    assert response.status_code == 200
+    _, relations = graph_of(alice.project)
+    assert relations == {("Alice", "works_at", "OpenAI")}
