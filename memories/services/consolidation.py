@@ -46,24 +46,27 @@ from tenants.models import Project
 
 logger = logging.getLogger(__name__)
 
-NEIGHBOURS_PER_MEMORY = 8
+CANDIDATES = 40
 REPORTED_CLUSTERS = 100
 
+# The inner query has no filter on purpose: ORDER BY distance LIMIT over the whole table is
+# what makes PostgreSQL probe the HNSW index (a filtered one sorts the project's rows, O(n²)).
+# Project, scope and distance are checked on the CANDIDATES nearest rows it returns.
 _PAIRS_SQL = """
 SELECT a.id, n.id, 1 - n.distance
 FROM memories_memory a
 CROSS JOIN LATERAL (
-    SELECT b.id, b.embedding <=> a.embedding AS distance
+    SELECT b.id, b.project_id, b.deleted_at, b.user_id, b.agent_id, b.run_id,
+           b.embedding <=> a.embedding AS distance
     FROM memories_memory b
-    WHERE b.project_id = a.project_id
-      AND b.deleted_at IS NULL AND b.embedding IS NOT NULL AND b.id <> a.id
-      AND b.user_id IS NOT DISTINCT FROM a.user_id
-      AND b.agent_id IS NOT DISTINCT FROM a.agent_id
-      AND b.run_id IS NOT DISTINCT FROM a.run_id
     ORDER BY b.embedding <=> a.embedding
-    LIMIT %(k)s
+    LIMIT %(candidates)s
 ) n
 WHERE a.project_id = %(project)s AND a.deleted_at IS NULL AND a.embedding IS NOT NULL
+  AND n.project_id = a.project_id AND n.deleted_at IS NULL AND n.id <> a.id
+  AND n.user_id IS NOT DISTINCT FROM a.user_id
+  AND n.agent_id IS NOT DISTINCT FROM a.agent_id
+  AND n.run_id IS NOT DISTINCT FROM a.run_id
   AND n.distance <= %(max_distance)s {since}
 """
 
@@ -110,7 +113,7 @@ def _candidate_pairs(
         cursor.execute(
             _PAIRS_SQL.format(since=since_sql),
             {
-                "k": NEIGHBOURS_PER_MEMORY,
+                "candidates": CANDIDATES,
                 "project": project.pk,
                 "max_distance": 1.0 - min_similarity,
                 "since": since,
