@@ -8,17 +8,20 @@ about both things the query names outranks one about either."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from typing import Any
 from uuid import UUID
 
 from django.db import connection
+from django.db.models import Count
 
 from entities.models import Entity, EntityMemory, Relation
 from entities.selectors.traversal import RelationFilter, entity_reach
 from entities.services.entities import normalize_name
 from entities.services.extraction import STOPWORDS
+from memories.models import Memory
 from memories.selectors.search_types import SearchHit, SearchQuery
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
@@ -71,6 +74,26 @@ def entities_in_text(*, project: Project, text: str) -> dict[int, float]:
     with connection.cursor() as cursor:
         cursor.execute(sql, [fuzzy, project.pk, FUZZY_THRESHOLD])
         return {pk: float(score) for pk, score in cursor.fetchall()}
+
+
+def specificity(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
+    """How much naming an entity says: ln(N / df) / ln(N), N the project's live memories and
+    df those linked to the entity. An entity in one memory weighs 1; one in every memory
+    (a chat's speaker, the user) weighs nothing, like a stop word."""
+    total = Memory.objects.filter(project=project, deleted_at__isnull=True).count()
+    if total <= 1:
+        return dict.fromkeys(entity_ids, 1.0)
+    counts = dict(
+        EntityMemory.objects.filter(project=project, entity_id__in=entity_ids)
+        .filter(memory__deleted_at__isnull=True)
+        .values("entity_id")
+        .annotate(n=Count("memory_id"))
+        .values_list("entity_id", "n")
+    )
+    return {
+        pk: min(1.0, math.log(total / max(1, counts.get(pk, 0))) / math.log(total))
+        for pk in entity_ids
+    }
 
 
 def entity_scores(
@@ -152,7 +175,8 @@ def graph_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
 
 def graph_boost(*, project: Project, query: SearchQuery, hits: list[SearchHit]) -> dict:
     """Hybrid: when the query names known entities, add up to BOOST_WEIGHT to the hits
-    linked to them or to their direct neighbours (`graph_weight`, `graph_depth` options)."""
+    linked to them or to their direct neighbours (`graph_weight`, `graph_depth` options),
+    each entity weighted by its specificity so ubiquitous ones barely count."""
     if not hits:
         return {}
     weight = query.options.get("graph_weight", BOOST_WEIGHT)
@@ -161,6 +185,8 @@ def graph_boost(*, project: Project, query: SearchQuery, hits: list[SearchHit]) 
     if weight == 0:
         return {}
     seeds = entities_in_text(project=project, text=query.text)
+    weights = specificity(project=project, entity_ids=list(seeds))
+    seeds = {pk: score * weights[pk] for pk, score in seeds.items() if weights[pk] > 0}
     if not seeds:
         return {}
     depth = _depth_option(query, "graph_depth", BOOST_DEPTH)

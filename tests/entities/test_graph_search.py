@@ -83,3 +83,11 @@ def test_graph_boost_raises_hits_linked_to_entities_the_query_names(alice, remem
         hits=hits,
     )
     assert off == {}
+
+
+def test_graph_boost_ignores_an_entity_every_memory_mentions(alice, remember):
+    from memories.models import Memory
+
+    stored = [remember(f"Caroline: note {n}", entity_names=["Caroline"]) for n in range(3)]
+    hits = [SearchHit(memory=Memory.objects.get(pk=m["id"]), score=0.5) for m in stored]
+    assert graph_boost(project=alice.project, query=SearchQuery(text="Caroline?"), hits=hits) == {}
