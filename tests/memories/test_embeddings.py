@@ -146,3 +146,17 @@ def test_backfill_of_one_project_leaves_the_others_alone(alice, bob, embeddings_
         call_command("backfill_embeddings", "--no-progress", "--project", "bob")
     assert Memory.objects.get(project=bob.project).embedding is not None
     assert Memory.objects.get(project=alice.project).embedding is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_vector_index_can_be_rebuilt_with_other_parameters(capsys) -> None:
+    from django.db import connection
+
+    call_command("rebuild_vector_index", "--m", "24", "--ef-construction", "100")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_embedding_hnsw'")
+        definition = cursor.fetchone()[0]
+    assert "m='24'" in definition and "ef_construction='100'" in definition
+    call_command("rebuild_vector_index")  # back to the migration's parameters
+    with pytest.raises(CommandError):
+        call_command("rebuild_vector_index", "--m", "1")

@@ -1,0 +1,1 @@
+"""Reproducible benchmarks: `python -m benchmarks.<name> --help` (see docs/benchmarks.md)."""

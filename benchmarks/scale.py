@@ -1,0 +1,406 @@
+"""Search at scale: latency of every mode, with and without filters, server-side and through
+HTTP; HNSW recall@10 against exact search; ingest throughput against the raw encoder.
+
+    MEMORY_EMBEDDED_DB_NAME=bench_search python -m benchmarks.scale --n 10000
+    python -m benchmarks.scale --n 100000 --reuse        # search again without re-ingesting
+
+N synthetic memories are generated from varied templates (people, projects, tools, places,
+times; 10 memory types, tags, metadata, 50 users), stored through `memories_create_bulk` (the
+same service as the API), then searched with natural questions. HTTP latency comes from a
+live uvicorn server on 127.0.0.1 started by the benchmark, one keep-alive client, a bounded
+request loop; it includes authentication, query embedding, search, serialisation and the
+reinforcement UPDATE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+from benchmarks.common import Timer, percentiles, setup_django, table, write_results
+
+PEOPLE = [
+    "Alice",
+    "Bob",
+    "Chen",
+    "Dana",
+    "Elif",
+    "Farid",
+    "Grace",
+    "Hiro",
+    "Ines",
+    "Jonas",
+    "Kofi",
+    "Lena",
+    "Mateo",
+    "Nadia",
+    "Omar",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tariq",
+]
+PROJECTS = [
+    "billing",
+    "search",
+    "onboarding",
+    "payments",
+    "mobile app",
+    "data pipeline",
+    "auth service",
+    "analytics",
+    "checkout",
+    "notifications",
+    "reporting",
+    "CRM sync",
+]
+TOOLS = [
+    "PostgreSQL",
+    "Redis",
+    "Kafka",
+    "React",
+    "Django",
+    "Kubernetes",
+    "Terraform",
+    "Rust",
+    "TypeScript",
+    "Airflow",
+    "Grafana",
+    "Sentry",
+    "pgvector",
+    "Celery",
+    "GraphQL",
+    "Go",
+]
+PLACES = ["Berlin", "Lisbon", "Nairobi", "Osaka", "Toronto", "Lima", "Oslo", "Seoul", "Austin"]
+TIMES = [
+    "on Monday",
+    "last week",
+    "in March",
+    "before the release",
+    "after the outage",
+    "during the offsite",
+    "this quarter",
+    "yesterday",
+    "at the retro",
+    "in the standup",
+]
+TEMPLATES = [
+    "{p} decided to move the {j} to {t} {w}",
+    "{p} prefers {t} over {t2} for the {j} because it is easier to operate",
+    "The {j} failed {w} because {t} ran out of connections",
+    "To deploy the {j}, run the {t} migration first and then restart the workers",
+    "{p} lives in {l} and works on the {j} team",
+    "{p} learned that {t} caches must be warmed before load tests of the {j}",
+    "Pattern: the {j} slows down every time {t} compacts its storage",
+    "{p} and {p2} met in {l} {w} to plan the {j} roadmap",
+    "The {j} error rate doubled {w} after the {t} upgrade",
+    "{p} observed that {t} dashboards for the {j} lag by five minutes",
+    "Procedure for rotating {t} credentials used by the {j}: revoke, issue, redeploy",
+    "{p} is allergic to peanuts and prefers vegetarian food at team dinners in {l}",
+]
+TYPES = [
+    "fact",
+    "decision",
+    "preference",
+    "error",
+    "procedure",
+    "observation",
+    "learning",
+    "pattern",
+    "relation",
+    "episode",
+]
+QUERIES = [
+    "why did the {j} fail",
+    "what database does the {j} use",
+    "who works on the {j} team",
+    "how do I deploy the {j}",
+    "what does {p} prefer",
+    "where does {p} live",
+    "problems with {t} {w}",
+    "how to rotate credentials",
+    "food preferences for team dinners",
+    "{t} performance issues in the {j}",
+]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=10_000, help="memories to generate")
+    parser.add_argument("--reuse", action="store_true", help="keep an existing ingest of N")
+    parser.add_argument("--queries", type=int, default=200, help="searches per measurement")
+    parser.add_argument("--batch", type=int, default=500, help="memories per bulk create")
+    parser.add_argument("--single", type=int, default=200, help="memories stored one by one")
+    parser.add_argument("--recall-queries", type=int, default=100)
+    parser.add_argument("--no-http", action="store_true")
+    parser.add_argument("--seed", type=int, default=7)
+    return parser.parse_args(argv)
+
+
+def fill(template: str, rng: random.Random) -> str:
+    people = rng.sample(PEOPLE, 2)
+    tools = rng.sample(TOOLS, 2)
+    return template.format(
+        p=people[0],
+        p2=people[1],
+        j=rng.choice(PROJECTS),
+        t=tools[0],
+        t2=tools[1],
+        l=rng.choice(PLACES),
+        w=rng.choice(TIMES),
+    )
+
+
+def generate(n: int, rng: random.Random) -> list[Any]:
+    from memories.services.memories import MemoryInput
+
+    items = []
+    for index in range(n):
+        text = f"{fill(rng.choice(TEMPLATES), rng)} (note {index})"
+        items.append(
+            MemoryInput(
+                content=text,
+                user_id=f"user-{rng.randrange(50)}",
+                memory_type=rng.choice(TYPES),
+                tags=rng.sample(["ops", "team", "infra", "food", "plan", "bug", "howto"], 2),
+                metadata={"priority": rng.randrange(1, 6), "team": rng.choice(PROJECTS)},
+                source="scale-benchmark",
+            )
+        )
+    return items
+
+
+def raw_encoder_rate(texts: list[str]) -> float:
+    from memories.embeddings import get_embedder
+
+    embedder = get_embedder()
+    embedder.embed_batch(texts[:32])  # load the model outside the clock
+    with Timer() as timer:
+        embedder.embed_batch(texts)
+    return len(texts) / timer.seconds
+
+
+def ingest(project: Any, items: list[Any], args: argparse.Namespace) -> dict[str, Any]:
+    from django.conf import settings
+
+    from memories.services.memories import memories_create_bulk, memory_create
+    from memoryplatform.lib.actor import command
+
+    actor = command("bench")
+    sample = [item.content for item in items[: min(len(items), 2000)]]
+    raw = raw_encoder_rate(sample)
+    single = items[: args.single]
+    with Timer() as one_by_one:
+        for item in single:
+            memory_create(project=project, data=item, actor=actor)
+    rest = items[args.single :]
+    with Timer() as bulk:
+        for start in range(0, len(rest), args.batch):
+            memories_create_bulk(
+                project=project, items=rest[start : start + args.batch], actor=actor
+            )
+            done = start + len(rest[start : start + args.batch])
+            if done % (args.batch * 4) == 0:
+                print(f"  {done}/{len(rest)} stored ({done / bulk_elapsed(bulk):.0f}/s)")
+    bulk_rate = len(rest) / bulk.seconds if rest else 0.0
+    return {
+        "raw_encoder_per_s": round(raw, 1),
+        "single_per_s": round(len(single) / one_by_one.seconds, 1) if single else 0.0,
+        "bulk_per_s": round(bulk_rate, 1),
+        "bulk_vs_raw": round(bulk_rate / raw, 3) if raw else 0.0,
+        "bulk_seconds": round(bulk.seconds, 1),
+        "graph_extraction": getattr(settings, "MEMORY_GRAPH_EXTRACTION", "n/a"),
+        "dedup_threshold": getattr(settings, "MEMORY_DEDUP_THRESHOLD", "n/a"),
+    }
+
+
+def bulk_elapsed(timer: Timer) -> float:
+    return max(time.perf_counter() - timer.start, 1e-9)
+
+
+def queries(count: int, rng: random.Random) -> list[str]:
+    return [fill(rng.choice(QUERIES), rng) for _ in range(count)]
+
+
+def filtered(rng: random.Random) -> dict[str, Any]:
+    return {"user_id": f"user-{rng.randrange(50)}", "memory_types": rng.sample(TYPES, 3)}
+
+
+def server_side(project: Any, texts: list[str], rng: random.Random) -> dict[str, Any]:
+    from memories.selectors.filters import MemoryFilters
+    from memories.selectors.search import memory_search
+    from memories.selectors.search_types import SearchQuery
+
+    out = {}
+    for mode in ("keyword", "semantic", "hybrid"):
+        for with_filters in (False, True):
+            samples = []
+            for text in texts:
+                filters = MemoryFilters(**filtered(rng)) if with_filters else MemoryFilters()
+                query = SearchQuery(text=text, mode=mode, filters=filters, limit=10)
+                started = time.perf_counter()
+                memory_search(project=project, query=query)
+                samples.append((time.perf_counter() - started) * 1000)
+            out[f"{mode}{' +filters' if with_filters else ''}"] = percentiles(samples)
+    return out
+
+
+def hnsw_recall(project: Any, texts: list[str], rng: random.Random) -> dict[str, float]:
+    """Overlap of the HNSW top 10 with the exact top 10 (same filters), averaged."""
+    from django.db import connection, transaction
+
+    from memories.embeddings import get_embedder
+    from memories.selectors.filters import MemoryFilters
+    from memories.selectors.search import search_queryset
+    from memories.selectors.search.semantic import semantic_ranked
+    from memories.selectors.search_types import SearchQuery
+
+    vectors = get_embedder().embed_batch(texts)
+    out = {}
+    for with_filters in (False, True):
+        overlaps = []
+        for vector in vectors:
+            filters = (
+                MemoryFilters(user_id=f"user-{rng.randrange(50)}")
+                if with_filters
+                else MemoryFilters()
+            )
+            base = search_queryset(project=project, query=SearchQuery(text="x", filters=filters))
+            approx = {m.pk for m, _ in semantic_ranked(base, vector, limit=10, min_similarity=0)}
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SET LOCAL enable_indexscan = off")
+                exact = {m.pk for m, _ in semantic_ranked(base, vector, limit=10, min_similarity=0)}
+            overlaps.append(len(approx & exact) / max(len(exact), 1))
+        out["filtered (one user)" if with_filters else "unfiltered"] = round(
+            sum(overlaps) / len(overlaps), 4
+        )
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def through_http(project: Any, texts: list[str], rng: random.Random) -> dict[str, Any]:
+    import httpx
+
+    from tenants.services import api_key_create
+
+    key = api_key_create(project=project, scopes=["read"]).raw_key
+    port = free_port()
+    env = {**os.environ, "MEMORY_LOG_LEVEL": "WARNING"}
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "memoryplatform.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ],
+        env=env,
+    )
+    try:
+        client = httpx.Client(
+            base_url=f"http://127.0.0.1:{port}",
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=60,
+        )
+        _wait_for(client)
+        client.post("/api/v1/memories/search/", json={"query": "warm up the model"})
+        out = {}
+        for mode in ("keyword", "semantic", "hybrid"):
+            for with_filters in (False, True):
+                samples = []
+                for text in texts:
+                    body = {"query": text, "mode": mode, "limit": 10}
+                    if with_filters:
+                        body |= filtered(rng)
+                    started = time.perf_counter()
+                    response = client.post("/api/v1/memories/search/", json=body)
+                    samples.append((time.perf_counter() - started) * 1000)
+                    response.raise_for_status()
+                out[f"{mode}{' +filters' if with_filters else ''}"] = percentiles(samples)
+        return out
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _wait_for(client: Any) -> None:
+    for _ in range(120):
+        try:
+            client.get("/api/v1/memories/?limit=1")
+            return
+        except Exception:
+            time.sleep(0.5)
+    raise RuntimeError("the benchmark server did not start")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    setup_django("bench_search")
+    from memories.models import Memory
+    from tenants.models import Project
+    from tenants.services import project_create
+
+    rng = random.Random(args.seed)
+    slug = f"scale-{args.n}"
+    project = Project.objects.filter(slug=slug).first()
+    stored = Memory.objects.filter(project=project).count() if project else 0
+    ingest_stats: dict[str, Any] = {"reused": True}
+    if not (args.reuse and project is not None and stored >= args.n * 0.99):
+        if project is not None:
+            project.delete()
+        project = project_create(slug=slug)
+        print(f"generating and storing {args.n} memories...")
+        ingest_stats = ingest(project, generate(args.n, rng), args)
+        print(ingest_stats)
+    stored = Memory.objects.filter(project=project, deleted_at__isnull=True).count()
+
+    texts = queries(args.queries, rng)
+    server = server_side(project, texts, rng)
+    print(f"\nserver-side latency, {stored} memories (ms)")
+    print(
+        table(["search", "p50", "p95", "p99", "n"], [[k, *v.values()] for k, v in server.items()])
+    )
+    recall = hnsw_recall(project, queries(args.recall_queries, rng), rng)
+    print(f"\nHNSW recall@10 vs exact: {recall}")
+    http = {}
+    if not args.no_http:
+        http = through_http(project, texts, rng)
+        print(f"\nHTTP latency, {stored} memories (ms)")
+        print(
+            table(["search", "p50", "p95", "p99", "n"], [[k, *v.values()] for k, v in http.items()])
+        )
+    path = write_results(
+        f"scale-{args.n}",
+        {
+            "memories": stored,
+            "ingest": ingest_stats,
+            "server_ms": server,
+            "http_ms": http,
+            "hnsw_recall_at_10": recall,
+        },
+    )
+    print(f"\nresults: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
