@@ -191,15 +191,8 @@ MEMORY_API_KEY_TOUCH_SECONDS = env_int("MEMORY_API_KEY_TOUCH_SECONDS", 60, minim
 # Search (docs/search.md): semantic floor, hybrid fusion, candidate pool, HNSW query breadth.
 MEMORY_SEARCH_MIN_SIMILARITY = env_float("MEMORY_SEARCH_MIN_SIMILARITY", 0.5, minimum=0, maximum=1)
 MEMORY_SEARCH_FUSION = env_choice("MEMORY_SEARCH_FUSION", "minmax", {"minmax", "rrf"})
-MEMORY_SEARCH_HYBRID_ALPHA = env_float("MEMORY_SEARCH_HYBRID_ALPHA", 0.4, minimum=0, maximum=1)
-MEMORY_SEARCH_RRF_K = env_int("MEMORY_SEARCH_RRF_K", 60, minimum=1)
-MEMORY_SEARCH_CANDIDATES = env_int("MEMORY_SEARCH_CANDIDATES", 50, minimum=1)
-MEMORY_HNSW_EF_SEARCH = env_int("MEMORY_HNSW_EF_SEARCH", 100, minimum=1)
-
-# Search (docs/search.md): semantic floor, hybrid fusion, candidate pool, HNSW query breadth.
-MEMORY_SEARCH_MIN_SIMILARITY = env_float("MEMORY_SEARCH_MIN_SIMILARITY", 0.5, minimum=0, maximum=1)
-MEMORY_SEARCH_FUSION = env_choice("MEMORY_SEARCH_FUSION", "minmax", {"minmax", "rrf"})
-MEMORY_SEARCH_HYBRID_ALPHA = env_float("MEMORY_SEARCH_HYBRID_ALPHA", 0.4, minimum=0, maximum=1)
+# 0.5 and min-max fusion: best hybrid recall on LoCoMo (docs/benchmarks.md); the seed says 0.4.
+MEMORY_SEARCH_HYBRID_ALPHA = env_float("MEMORY_SEARCH_HYBRID_ALPHA", 0.5, minimum=0, maximum=1)
 MEMORY_SEARCH_RRF_K = env_int("MEMORY_SEARCH_RRF_K", 60, minimum=1)
 MEMORY_SEARCH_CANDIDATES = env_int("MEMORY_SEARCH_CANDIDATES", 50, minimum=1)
 MEMORY_HNSW_EF_SEARCH = env_int("MEMORY_HNSW_EF_SEARCH", 100, minimum=1)
