@@ -125,6 +125,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
+# Serve app static files (the admin's) without collectstatic on the embedded default.
+WHITENOISE_USE_FINDERS = True
 
 # --- Redis, channels, background jobs ------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
