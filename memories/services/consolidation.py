@@ -371,32 +371,35 @@ def _mark_done(project: Project) -> None:
 
 _COUNT_SQL = """
 INSERT INTO memories_maintenancestate (project_id, inserts_since_consolidation)
-VALUES (%s, 1)
+VALUES (%(project)s, %(count)s)
 ON CONFLICT (project_id) DO UPDATE
-SET inserts_since_consolidation = memories_maintenancestate.inserts_since_consolidation + 1
+SET inserts_since_consolidation =
+    memories_maintenancestate.inserts_since_consolidation + %(count)s
 RETURNING inserts_since_consolidation
 """
 
 
-def count_insert(*, project: Project) -> None:
-    """Count one insert after the write commits (a short transaction of its own, so writers
+def count_insert(*, project: Project, count: int = 1) -> None:
+    """Count `count` inserts after the write commits (a short transaction of its own, so writers
     never queue on the counter row) and enqueue consolidation every `interval` inserts."""
     interval = int(tuning(project, "consolidation_interval") or 0)
     if interval <= 0:
         return
     project_id = project.pk
-    transaction.on_commit(lambda: _count_committed_insert(project_id, interval))
+    transaction.on_commit(lambda: _count_committed_insert(project_id, interval, count))
 
 
-def _count_committed_insert(project_id: int, interval: int) -> None:
+def _count_committed_insert(project_id: int, interval: int, count: int) -> None:
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(_COUNT_SQL, [project_id])
-            (count,) = cursor.fetchone()
-        if count < interval:
+            cursor.execute(_COUNT_SQL, {"project": project_id, "count": count})
+            (total,) = cursor.fetchone()
+        if total < interval:
             return
+        # one consolidation run covers however many intervals a bulk write crossed
         MaintenanceState.objects.filter(project_id=project_id).update(
-            inserts_since_consolidation=F("inserts_since_consolidation") - interval
+            inserts_since_consolidation=F("inserts_since_consolidation")
+            - (total - total % interval)
         )
         from memories.tasks import enqueue
 

