@@ -86,14 +86,7 @@ class EntityViewSet(ProjectScopedMixin, viewsets.ViewSet):
             limit=_page_size(query),
             offset=query["offset"],
         )
-        return Response(
-            {
-                "results": EntitySerializer(page.results, many=True).data,
-                "count": page.count,
-                "limit": page.limit,
-                "offset": page.offset,
-            }
-        )
+        return self.page_response(page, EntitySerializer)
 
     @extend_schema(
         request=EntityWriteSerializer,

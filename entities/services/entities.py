@@ -21,7 +21,7 @@ from memories.services.content import check_metadata
 from memories.services.embedding import embed_or_none
 from memoryplatform.events import emit
 from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound
+from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, check_choice
 from tenants.models import Project
 
 MERGE_SIMILARITY = 0.95
@@ -49,12 +49,7 @@ def check_name(value: Any, field_name: str = "name") -> str:
 
 
 def check_entity_type(value: Any) -> str:
-    if value not in EntityType.values:
-        allowed = ", ".join(EntityType.values)
-        raise InvalidInput(
-            f"entity_type must be one of {allowed}", fields={"entity_type": [f"one of {allowed}"]}
-        )
-    return str(value)
+    return check_choice("entity_type", value, EntityType.values)
 
 
 def check_aliases(value: Any) -> list[str]:

@@ -75,14 +75,7 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
             limit=query.get("limit") or settings.MEMORY_DEFAULT_PAGE_SIZE,
             offset=query["offset"],
         )
-        return Response(
-            {
-                "results": MemorySerializer(page.results, many=True).data,
-                "count": page.count,
-                "limit": page.limit,
-                "offset": page.offset,
-            }
-        )
+        return self.page_response(page, MemorySerializer)
 
     @extend_schema(
         request=MemoryCreateSerializer,

@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 
 from memories.models import MemoryType
-from memoryplatform.lib.errors import InvalidInput
+from memoryplatform.lib.errors import InvalidInput, check_choice
 
 _WHITESPACE = re.compile(r"\s+")
 SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
@@ -75,12 +75,7 @@ def check_unit_interval(name: str, value: Any) -> float:
 
 
 def check_memory_type(value: Any) -> str:
-    if value not in MemoryType.values:
-        allowed = ", ".join(MemoryType.values)
-        raise InvalidInput(
-            f"memory_type must be one of {allowed}", fields={"memory_type": [f"one of {allowed}"]}
-        )
-    return str(value)
+    return check_choice("memory_type", value, MemoryType.values)
 
 
 def check_tags(value: Any) -> list[str]:

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 
 from memories.models import LinkType, Memory, MemoryLink
 from memories.services.content import check_metadata, check_unit_interval
-from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, parse_uuid
+from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, check_choice, parse_uuid
 from tenants.models import Project
 
 
@@ -22,10 +22,7 @@ def _live_memory(project: Project, memory_id: UUID | str, field: str) -> Memory:
 
 
 def check_link_type(value: Any) -> str:
-    if value not in LinkType.values:
-        allowed = ", ".join(LinkType.values)
-        raise InvalidInput(f"link_type must be one of {allowed}", fields={"link_type": [allowed]})
-    return str(value)
+    return check_choice("link_type", value, LinkType.values)
 
 
 @transaction.atomic

@@ -47,3 +47,13 @@ def parse_uuid(value: object, *, what: str = "object") -> UUID:
         return UUID(str(value))
     except (TypeError, ValueError) as exc:
         raise NotFound(f"{what} not found") from exc
+
+
+def check_choice(field: str, value: object, allowed: list[str]) -> str:
+    """`value` if it is one of `allowed`, else InvalidInput naming `field` and the choices."""
+    if value not in allowed:
+        choices = ", ".join(allowed)
+        raise InvalidInput(
+            f"{field} must be one of {choices}", fields={field: [f"one of {choices}"]}
+        )
+    return str(value)

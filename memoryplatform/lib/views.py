@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 from rest_framework.request import Request
+from rest_framework.response import Response
 
 from tenants.models import ApiKey, Project
 
@@ -26,6 +27,17 @@ class ProjectScopedMixin:
         from memoryplatform.lib.actor import Actor
 
         return Actor("key", self.request.auth.prefix)  # type: ignore[union-attr]
+
+    def page_response(self, page: Any, serializer_class: type[serializers.Serializer]) -> Response:
+        """The list envelope every paged endpoint returns."""
+        return Response(
+            {
+                "results": serializer_class(page.results, many=True).data,
+                "count": page.count,
+                "limit": page.limit,
+                "offset": page.offset,
+            }
+        )
 
     def validated(
         self, serializer_class: type[serializers.Serializer], data: Any
