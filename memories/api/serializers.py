@@ -9,6 +9,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from memories.models import LinkType, Memory, MemoryHistory, MemoryLink, MemoryState, MemoryType
+from memories.selectors.filters import effective_confidence_of
 from memoryplatform.lib.fields import (
     CommaListField,
     StrictBooleanField,
@@ -137,9 +138,9 @@ class MemorySerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
-    def get_effective_confidence(self, memory: Memory) -> float | None:
-        value = getattr(memory, "effective_confidence", None)
-        return round(value, 6) if value is not None else None
+    def get_effective_confidence(self, memory: Memory) -> float:
+        value = getattr(memory, "effective_confidence", None)  # annotated by selectors
+        return round(value if value is not None else effective_confidence_of(memory), 6)
 
     def get_has_embedding(self, memory: Memory) -> bool:
         annotated = getattr(memory, "has_vector", None)  # set by memory_queryset

@@ -70,6 +70,15 @@ def effective_confidence() -> _Power:
     return F("confidence") * _Power(Value(0.5), age / Value(half_life_seconds))  # type: ignore[return-value]
 
 
+def effective_confidence_of(memory: Memory) -> float:
+    """The same decay as `effective_confidence()`, for a memory already in hand."""
+    from django.utils import timezone
+
+    since = memory.last_accessed_at or memory.created_at
+    days = max((timezone.now() - since).total_seconds(), 0.0) / 86400.0
+    return memory.confidence * 0.5 ** (days / settings.MEMORY_DECAY_HALF_LIFE_DAYS)
+
+
 def apply_filters(queryset: QuerySet[Memory], filters: MemoryFilters) -> QuerySet[Memory]:
     queryset = queryset.filter(filters.as_q()).annotate(effective_confidence=effective_confidence())
     if filters.min_confidence is not None:

@@ -12,6 +12,15 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 
+def _stop(worker: subprocess.Popen[bytes]) -> None:
+    """Ask the worker to finish its tasks, then make sure it is gone."""
+    worker.terminate()
+    try:
+        worker.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+
+
 class Command(BaseCommand):
     help = "Apply migrations, start a django-q2 worker and serve HTTP + websockets with daphne."
 
@@ -29,7 +38,7 @@ class Command(BaseCommand):
             worker = subprocess.Popen(
                 [sys.executable, str(settings.BASE_DIR / "manage.py"), "qcluster"]
             )
-            atexit.register(worker.terminate)
+            atexit.register(_stop, worker)
         from daphne.cli import CommandLineInterface
 
         self.stderr.write(
