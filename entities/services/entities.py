@@ -74,6 +74,11 @@ def _embedding_text(name: str, description: str) -> str:
     return f"{name}: {description}" if description else name
 
 
+def entity_embedding_text(spec: EntitySpec) -> str:
+    """What an entity's vector is computed from (name, and description when there is one)."""
+    return _embedding_text(spec.name, spec.description)
+
+
 def _emit_created(entity: Entity) -> None:
     emit(
         project_id=entity.project_id,

@@ -6,6 +6,7 @@ does not depend on this one at import time)."""
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from uuid import UUID
@@ -14,14 +15,15 @@ from django.conf import settings
 from django.db import transaction
 
 from entities.models import Entity, EntityMemory, EntityType, Relation
-from entities.services.entities import EntitySpec, entities_resolve
-from entities.services.extraction import Extraction, extract
+from entities.services.entities import EntitySpec, entities_resolve, entity_embedding_text
+from entities.services.extraction import Extraction, extract, extract_offline
 from entities.services.relations import (
     RelationSpec,
     relation_upsert,
     relations_close_matching,
 )
 from memories.models import Memory
+from memories.services.embedding import prefetched_embeddings
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
 
@@ -88,8 +90,34 @@ def _schedule_extraction(project: Project, memory_ids: list[UUID]) -> None:
             for memory_id in memory_ids:
                 transaction.on_commit(partial(_enqueue, project.pk, str(memory_id)))
         case _:
-            for memory_id in memory_ids:
-                _extract_quietly(project, memory_id)
+            with _entity_vectors_prefetched(project, memory_ids):
+                for memory_id in memory_ids:
+                    _extract_quietly(project, memory_id)
+
+
+def _entity_vectors_prefetched(project: Project, memory_ids: list[UUID]) -> AbstractContextManager:
+    """A bulk write's offline extraction embeds its entity names in one batch, not memory by
+    memory (the LLM extractor is not called twice for this: it runs as a job anyway)."""
+    from memoryplatform.llm import get_llm
+
+    if len(memory_ids) < 2 or get_llm() is not None:
+        return nullcontext()
+    contents = (
+        Memory.objects.for_project(project)
+        .filter(pk__in=memory_ids)
+        .values_list("content", flat=True)
+    )
+    texts = []
+    for content in contents:
+        extraction = extract_offline(content)
+        specs = [EntitySpec(e.name, e.entity_type, e.description) for e in extraction.entities]
+        specs += [EntitySpec(name) for r in extraction.relations for name in (r.source, r.target)]
+        for spec in specs:
+            try:
+                texts.append(entity_embedding_text(spec.cleaned()))
+            except InvalidInput:  # resolution will refuse it; nothing to prefetch
+                continue
+    return prefetched_embeddings(texts)
 
 
 def _enqueue(project_id: int, memory_id: str) -> None:

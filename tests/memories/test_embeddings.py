@@ -160,3 +160,22 @@ def test_the_vector_index_can_be_rebuilt_with_other_parameters(capsys) -> None:
     call_command("rebuild_vector_index")  # back to the migration's parameters
     with pytest.raises(CommandError):
         call_command("rebuild_vector_index", "--m", "1")
+
+
+def test_bulk_store_embeds_memories_and_their_entity_names_in_few_batches(
+    alice, openai_embeddings
+) -> None:
+    from entities.models import Entity
+    from memories.services.memories import MemoryInput, memories_create_bulk
+    from memoryplatform.lib.actor import Actor
+
+    people = ["Alice", "Bob", "Chen", "Dana", "Elif", "Farid"]
+    items = [
+        MemoryInput(content=f"{name} works at Google in Berlin", user_id="u1") for name in people
+    ]
+    memories_create_bulk(project=alice.project, items=items, actor=Actor("test", "bulk"))
+
+    names = set(Entity.objects.filter(project=alice.project).values_list("name", flat=True))
+    assert {"Google", *people} <= names
+    embedding_calls = [r for r in openai_embeddings.requests if r["path"].endswith("/embeddings")]
+    assert len(embedding_calls) <= 3  # the memories, then every entity name at once
