@@ -132,7 +132,9 @@ def populate(project: Any, size: int, seed: int, batch: int = 5000) -> float:
     return timer.seconds
 
 
-def bench_maintenance(project: Any, size: int, seed: int) -> dict[str, Any]:
+def bench_maintenance(
+    project: Any, size: int, seed: int, consolidation: bool = True
+) -> dict[str, Any]:
     from memories.models import Memory
     from memories.services.consolidation import memories_consolidate
     from memories.services.lifecycle import memories_decay, memories_prune
@@ -147,11 +149,7 @@ def bench_maintenance(project: Any, size: int, seed: int) -> dict[str, Any]:
         again = memories_decay(project=project, actor=actor)
     with Timer() as prune_timer:
         pruned = memories_prune(project=project, actor=actor, dry_run=True)
-    with Timer() as dry_timer:
-        dry = memories_consolidate(project=project, actor=actor, dry_run=True)
-    with Timer() as consolidate_timer:
-        done = memories_consolidate(project=project, actor=actor)
-    return {
+    result = {
         "memories": size,
         "insert_seconds": round(insert_seconds, 2),
         "decay_first_run_seconds": round(decay_first.seconds, 2),
@@ -160,6 +158,15 @@ def bench_maintenance(project: Any, size: int, seed: int) -> dict[str, Any]:
         "decay_second_run_updated": again.updated,
         "prune_dry_run_seconds": round(prune_timer.seconds, 2),
         "prunable": pruned.pruned,
+    }
+    if not consolidation:
+        return result
+    with Timer() as dry_timer:
+        dry = memories_consolidate(project=project, actor=actor, dry_run=True)
+    with Timer() as consolidate_timer:
+        done = memories_consolidate(project=project, actor=actor)
+    return {
+        **result,
         "consolidate_dry_run_seconds": round(dry_timer.seconds, 2),
         "consolidate_seconds": round(consolidate_timer.seconds, 2),
         "clusters": done.clusters_found,
@@ -173,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--no-consolidation", action="store_true", help="decay and prune only")
     args = parser.parse_args(argv)
     setup_django("bench_intel")
     from tenants.models import Project
@@ -184,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for size in [int(s) for s in args.sizes.split(",") if s]:
         project = Project.objects.create(slug=f"bench-intel-{size}")
-        rows.append(bench_maintenance(project, size, args.seed))
+        rows.append(bench_maintenance(project, size, args.seed, not args.no_consolidation))
         print(table(list(rows[-1]), [list(rows[-1].values())]), flush=True)
         project.delete()
     path = write_results("intelligence", {"add": add, "maintenance": rows})
