@@ -191,7 +191,8 @@ def raw_encoder_rate(texts: list[str]) -> float:
 def ingest(project: Any, items: list[Any], args: argparse.Namespace) -> dict[str, Any]:
     from django.conf import settings
 
-    from memories.services.memories import memories_create_bulk, memory_create
+    from memories.services.bulk import memories_create_bulk
+    from memories.services.memories import memory_create
     from memoryplatform.lib.actor import command
 
     actor = command("bench")

@@ -19,7 +19,8 @@ from entities.services.entities import EntitySpec
 from entities.services.graph import graph_bulk_create
 from entities.services.memory_graph import memory_entities_link
 from memories.models import Memory
-from memories.services.memories import MemoryInput, memories_create_bulk, memories_delete
+from memories.services.bulk import memories_create_bulk
+from memories.services.memories import MemoryInput, memories_delete
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import NotFound
 from memoryplatform.lib.tokens import estimate_tokens

@@ -9,7 +9,11 @@ from django.conf import settings
 from rest_framework import serializers
 
 from memories.models import LinkType, Memory, MemoryHistory, MemoryLink, MemoryState, MemoryType
-from memories.selectors.filters import effective_confidence_of
+from memories.selectors.filters import (
+    MAX_ENTITY_FILTERS,
+    MAX_ENTITY_ID,
+    effective_confidence_of,
+)
 from memoryplatform.lib.fields import (
     CommaListField,
     StrictBooleanField,
@@ -41,6 +45,16 @@ class MemoryCreateSerializer(ScopeSerializer, MemoryWriteSerializer):
     entity_names = serializers.ListField(
         child=StrictCharField(max_length=255), required=False, default=list
     )
+
+
+class MemoryBulkCreateSerializer(serializers.Serializer):
+    memories = MemoryCreateSerializer(many=True, allow_empty=False, max_length=1000)
+
+
+class MemoryBulkCreatedSerializer(serializers.Serializer):
+    results = serializers.ListField(child=serializers.DictField())
+    created = serializers.IntegerField()
+    existing = serializers.IntegerField(help_text="exact duplicates and merged near-duplicates")
 
 
 class MemoryUpdateSerializer(MemoryWriteSerializer):
@@ -87,6 +101,19 @@ class MemoryFilterSerializer(ScopeSerializer):
     created_before = serializers.DateTimeField(required=False)
     min_confidence = StrictFloatField(min_value=0.0, max_value=1.0, required=False)
     pinned = serializers.BooleanField(required=False, allow_null=True, default=None)
+    entity_ids = CommaListField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ENTITY_ID),
+        required=False,
+        max_length=MAX_ENTITY_FILTERS,
+        help_text="linked to all these knowledge-graph entities (ids)",
+    )
+    entities = CommaListField(
+        child=StrictCharField(max_length=255),
+        required=False,
+        max_length=MAX_ENTITY_FILTERS,
+        help_text="linked to all these entities (names or aliases, case-insensitive; "
+        "comma-separated in a query string)",
+    )
 
 
 class PaginationSerializer(serializers.Serializer):

@@ -17,6 +17,7 @@ urlpatterns = [
     path("memories/", memory_collection, name="memory-list"),
     # before memories/<pk>/, which would otherwise take "search" for an id
     path("memories/search/", MemorySearchView.as_view(), name="memory-search"),
+    path("memories/bulk/", MemoryViewSet.as_view({"post": "bulk"}), name="memory-bulk"),
     # intelligence (memories/api/intelligence.py); collection routes before memories/<pk>/
     path("memories/add/", intel.AddView.as_view(), name="memory-add"),
     path("memories/consolidate/", intel.ConsolidateView.as_view(), name="memory-consolidate"),

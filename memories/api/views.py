@@ -17,6 +17,8 @@ from memories.api.serializers import (
     HistorySerializer,
     LinkCreateSerializer,
     LinkSerializer,
+    MemoryBulkCreatedSerializer,
+    MemoryBulkCreateSerializer,
     MemoryCreatedSerializer,
     MemoryCreateSerializer,
     MemoryListQuerySerializer,
@@ -27,6 +29,7 @@ from memories.api.serializers import (
 )
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memory_get, memory_history, memory_links, memory_list
+from memories.services.bulk import memories_create_bulk
 from memories.services.content import Scope
 from memories.services.links import memory_link_create, memory_link_delete
 from memories.services.memories import (
@@ -53,6 +56,8 @@ FILTER_FIELDS = {
     "created_before": "created_before",
     "min_confidence": "min_confidence",
     "pinned": "pinned",
+    "entity_ids": "entity_ids",
+    "entities": "entities",
     "filters": "expression",
 }
 
@@ -90,6 +95,28 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
         return Response(
             body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         )
+
+    @extend_schema(
+        request=MemoryBulkCreateSerializer,
+        responses={201: MemoryBulkCreatedSerializer, 200: MemoryBulkCreatedSerializer},
+        description="Store up to 1,000 memories in one transaction (all or nothing on invalid "
+        "input; errors name `memories.<i>.<field>`). Each result is the stored memory with "
+        "`created`; exact duplicates and near-duplicates return the memory they matched.",
+    )
+    def bulk(self, request: Request) -> Response:
+        data = self.validated(MemoryBulkCreateSerializer, request.data)
+        items = [MemoryInput(**item) for item in data["memories"]]
+        results = memories_create_bulk(project=self.project, items=items, actor=self.actor)
+        created = sum(result.created for result in results)
+        body = {
+            "results": [
+                MemoryCreatedSerializer(r.memory, context={"created": r.created}).data
+                for r in results
+            ],
+            "created": created,
+            "existing": len(results) - created,
+        }
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
     @extend_schema(responses=MemorySerializer)
     def retrieve(self, request: Request, pk: str) -> Response:

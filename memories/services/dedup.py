@@ -36,9 +36,12 @@ def _lock_key(project_id: int, scope: Scope) -> int:
 def lock_scopes(*, project: Project, scopes: Iterable[Scope]) -> None:
     """Serialise writers of these scopes until the transaction ends (sorted: no deadlocks)."""
     keys = sorted({_lock_key(project.pk, scope) for scope in scopes})
-    with connection.cursor() as cursor:
-        for key in keys:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+    if not keys:
+        return
+    with connection.cursor() as cursor:  # one round trip; volatile calls run after the sort
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k ORDER BY k", [keys]
+        )
 
 
 def find_near_duplicate(

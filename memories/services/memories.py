@@ -235,41 +235,6 @@ def _update_graph(project: Project, results: list[CreateResult], items: list[Mem
     memories_stored(project=project, stored=stored)
 
 
-@transaction.atomic
-def memories_create_bulk(
-    *, project: Project, items: list[MemoryInput], actor: Actor
-) -> list[CreateResult]:
-    """Store many memories with one embedding batch; all or nothing on invalid input."""
-    from memories.services.dedup import lock_scopes
-
-    memories = [_build(project, item, embedding=None) for item in items]
-    lock_scopes(project=project, scopes=[Scope.of(memory) for memory in memories])
-    existing = _live_duplicates(project, memories)
-    fresh = [memory for memory in memories if _duplicate_key(memory) not in existing]
-    vectors = embed_or_none([memory.content for memory in fresh])  # duplicates need none
-    for memory, vector in zip(fresh, vectors, strict=True):
-        memory.embedding = vector
-    results = [
-        CreateResult(existing[_duplicate_key(memory)], created=False)
-        if _duplicate_key(memory) in existing
-        else _insert(memory, actor)
-        for memory in memories
-    ]
-    _after_inserts(project, results, items)
-    return results
-
-
-def _duplicate_key(memory: Memory) -> tuple[str, str | None, str | None, str | None]:
-    return (memory.content_hash, memory.user_id, memory.agent_id, memory.run_id)
-
-
-def _live_duplicates(project: Project, memories: list[Memory]) -> dict[tuple, Memory]:
-    """Live memories that exactly duplicate any of `memories`, in one query."""
-    digests = {memory.content_hash for memory in memories}
-    rows = Memory.objects.for_project(project).alive().filter(content_hash__in=digests)
-    return {_duplicate_key(row): row for row in rows}
-
-
 def _get_for_write(project: Project, memory_id: UUID | str) -> Memory:
     pk = parse_uuid(memory_id, what="memory")
     memory = Memory.objects.for_project(project).alive().select_for_update().filter(pk=pk).first()

@@ -9,9 +9,10 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from memories.models import Memory, MemoryType
+from memories.services.bulk import memories_create_bulk
 from memories.services.content import Scope, check_metadata
 from memories.services.extraction.offline import TYPE_IMPORTANCE
-from memories.services.memories import MemoryInput, memories_create_bulk
+from memories.services.memories import MemoryInput
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project

@@ -18,8 +18,10 @@ def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     if isinstance(detail, dict):
         out: dict[str, list[str]] = {}
         for key, value in detail.items():
-            name = key if key != "non_field_errors" else "non_field_errors"
-            out.update(_flatten(value, f"{prefix}.{name}" if prefix else str(name)))
+            if key == "non_field_errors" and prefix:  # a nested object's own error: its field
+                out.update(_flatten(value, prefix))
+                continue
+            out.update(_flatten(value, f"{prefix}.{key}" if prefix else str(key)))
         return out
     if isinstance(detail, list):
         if all(not isinstance(item, dict | list) for item in detail):

@@ -1,0 +1,251 @@
+"""Bulk writes: many memories in a handful of statements, with the rules of a single write.
+
+`memories_create_bulk` keeps every rule of `memory_create` (exact duplicates return the
+existing memory, near-duplicates merge into the older memory of the same scope, history,
+events, graph, consolidation counter) but does the work set-wise, because a bulk write should
+cost little more than embedding its texts:
+
+1. one advisory-lock statement for all the batch's scopes (the same locks single writers take);
+2. one query for live exact duplicates; duplicates inside the batch are found in Python;
+3. one embedding batch for the memories that are new;
+4. one query for the nearest live neighbours of every new memory (a LATERAL HNSW probe each),
+   and a similarity matrix for near-duplicates inside the batch;
+5. one INSERT for the new rows and one for their ADD history rows; merges (rare) go one by one
+   through `merge_into`, after the rows they merge into exist.
+
+If the one INSERT hits the live-duplicate constraint anyway (a row restored or updated into a
+duplicate meanwhile), it is rolled back to its savepoint and the batch's new rows take the
+single-write path one by one, which handles that race.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from uuid import UUID
+
+import numpy as np
+from django.db import IntegrityError, connection, transaction
+
+from memories.models import HistoryEvent, Memory, MemoryHistory
+from memories.services.content import Scope
+from memories.services.contradictions import contradiction_cues
+from memories.services.dedup import lock_scopes, merge_into
+from memories.services.embedding import embed_or_none
+from memories.services.memories import (
+    DUPLICATE_CONSTRAINT,
+    CreateResult,
+    MemoryInput,
+    _after_inserts,
+    _build,
+    _emit,
+    _history,
+    _insert,
+    _snapshot,
+)
+from memories.services.tuning import tuning
+from memoryplatform.lib.actor import Actor
+from memoryplatform.lib.errors import InvalidInput
+from tenants.models import Project
+
+MAX_BULK_ITEMS = 1000
+NEIGHBOURS = 3
+
+# Nearest live neighbours of the same scope for each new memory, in one statement: one HNSW
+# probe per vector (iterative scans keep going until NEIGHBOURS rows pass the scope filter).
+_NEIGHBOURS_SQL = """
+SELECT q.i, n.id, n.content, 1 - n.distance
+FROM unnest(%(indexes)s::int[], %(vectors)s::vector[], %(users)s::text[], %(agents)s::text[],
+            %(runs)s::text[]) AS q(i, v, u, a, r)
+CROSS JOIN LATERAL (
+    SELECT m.id, m.content, m.embedding <=> q.v AS distance
+    FROM memories_memory m
+    WHERE m.project_id = %(project)s AND m.deleted_at IS NULL AND m.embedding IS NOT NULL
+      AND m.user_id IS NOT DISTINCT FROM q.u AND m.agent_id IS NOT DISTINCT FROM q.a
+      AND m.run_id IS NOT DISTINCT FROM q.r
+    ORDER BY m.embedding <=> q.v
+    LIMIT %(limit)s
+) n
+WHERE n.distance <= %(max_distance)s
+"""
+
+
+@dataclass(frozen=True)
+class _Twin:
+    """What a new item merges into: a live row (`row_id`) or an earlier new item (`item`)."""
+
+    similarity: float
+    row_id: UUID | None = None
+    item: int | None = None
+
+
+@dataclass
+class _Plan:
+    """What happens to each item: an existing row, a merge, or an insert."""
+
+    existing: dict[int, Memory] = field(default_factory=dict)  # live exact duplicate
+    same_as: dict[int, int] = field(default_factory=dict)  # earlier item, same duplicate key
+    merges: dict[int, _Twin] = field(default_factory=dict)  # near-duplicate to merge into
+    inserts: list[int] = field(default_factory=list)
+
+
+@transaction.atomic
+def memories_create_bulk(
+    *, project: Project, items: list[MemoryInput], actor: Actor
+) -> list[CreateResult]:
+    """Store many memories (see the module docstring); all or nothing on invalid input.
+    Results are in the order of `items`."""
+    memories = [_build_item(project, index, item) for index, item in enumerate(items)]
+    lock_scopes(project=project, scopes=[Scope.of(memory) for memory in memories])
+    plan = _plan_exact(project, memories)
+    fresh = [memories[index] for index in plan.inserts]
+    for memory, vector in zip(fresh, embed_or_none([m.content for m in fresh]), strict=True):
+        memory.embedding = vector
+    _plan_near(project, memories, plan)
+    created = _insert_all(project, [memories[index] for index in plan.inserts], actor)
+    results = _results(memories, plan, created, actor)
+    _after_inserts(project, results, items)
+    return results
+
+
+def _build_item(project: Project, index: int, item: MemoryInput) -> Memory:
+    """`_build` with errors naming the item: `memories.3.content`."""
+    try:
+        memory = _build(project, item, embedding=None)
+        Scope.of(memory)  # a memory needs a scope, as on a single write
+    except InvalidInput as exc:
+        fields = {f"memories.{index}.{name}": msgs for name, msgs in exc.fields.items()}
+        raise InvalidInput(f"memories.{index}: {exc.message}", fields=fields) from exc
+    return memory
+
+
+def _key(memory: Memory) -> tuple[str, str | None, str | None, str | None]:
+    return (memory.content_hash, memory.user_id, memory.agent_id, memory.run_id)
+
+
+def _plan_exact(project: Project, memories: list[Memory]) -> _Plan:
+    digests = {memory.content_hash for memory in memories}
+    rows = Memory.objects.for_project(project).alive().filter(content_hash__in=digests)
+    live = {_key(row): row for row in rows}
+    plan = _Plan()
+    first: dict[tuple, int] = {}
+    for index, memory in enumerate(memories):
+        key = _key(memory)
+        if key in live:
+            plan.existing[index] = live[key]
+        elif key in first:
+            plan.same_as[index] = first[key]
+        else:
+            first[key] = index
+            plan.inserts.append(index)
+    return plan
+
+
+def _plan_near(project: Project, memories: list[Memory], plan: _Plan) -> None:
+    """Move near-duplicates (≥ dedup_threshold, same scope, no contradiction cues) from
+    `plan.inserts` to `plan.merges`: into the most similar live row or earlier new item."""
+    threshold = float(tuning(project, "dedup_threshold"))
+    candidates = [i for i in plan.inserts if memories[i].embedding is not None]
+    if threshold >= 1.0 or not candidates:
+        return
+    in_store = _store_neighbours(project, memories, candidates, threshold)
+    similarity = _similarity_matrix([memories[i].embedding for i in candidates])
+    kept: list[int] = []  # positions in `candidates` of the items that stay inserts
+    for position, index in enumerate(candidates):
+        memory = memories[index]
+        twins = [
+            _Twin(score, row_id=row_id)
+            for row_id, content, score in in_store.get(index, [])
+            if not contradiction_cues(content, memory.content)
+        ]
+        for earlier in kept:
+            other = memories[candidates[earlier]]
+            score = float(similarity[position, earlier])
+            if (
+                score >= threshold
+                and Scope.of(other) == Scope.of(memory)
+                and not contradiction_cues(other.content, memory.content)
+            ):
+                twins.append(_Twin(score, item=candidates[earlier]))
+        if twins:
+            plan.merges[index] = max(twins, key=lambda twin: twin.similarity)
+        else:
+            kept.append(position)
+    plan.inserts = [index for index in plan.inserts if index not in plan.merges]
+
+
+def _similarity_matrix(vectors: list) -> np.ndarray:
+    matrix = np.asarray(vectors, dtype=np.float32)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    return matrix @ matrix.T
+
+
+def _store_neighbours(
+    project: Project, memories: list[Memory], indexes: list[int], threshold: float
+) -> dict[int, list[tuple[UUID, str, float]]]:
+    chosen = [memories[i] for i in indexes]
+    params = {
+        "indexes": indexes,
+        "vectors": [_vector_literal(m.embedding) for m in chosen],
+        "users": [m.user_id for m in chosen],
+        "agents": [m.agent_id for m in chosen],
+        "runs": [m.run_id for m in chosen],
+        "project": project.pk,
+        "limit": NEIGHBOURS,
+        "max_distance": 1.0 - threshold,
+    }
+    found: dict[int, list[tuple[UUID, str, float]]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+        cursor.execute(_NEIGHBOURS_SQL, params)
+        for index, row_id, content, score in cursor.fetchall():
+            found.setdefault(index, []).append((row_id, content, float(score)))
+    return found
+
+
+def _vector_literal(vector: object) -> str:
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"  # type: ignore[attr-defined]
+
+
+def _insert_all(project: Project, memories: list[Memory], actor: Actor) -> dict[UUID, CreateResult]:
+    """Insert the new rows and their ADD history in two statements; on a duplicate-constraint
+    race, fall back to the single-write path for these rows."""
+    if not memories:
+        return {}
+    try:
+        with transaction.atomic():
+            Memory.objects.bulk_create(memories)
+    except IntegrityError as exc:
+        if DUPLICATE_CONSTRAINT not in str(exc):
+            raise
+        for memory in memories:
+            memory._state.adding, memory._state.db = True, None
+        return {memory.pk: _insert(memory, actor) for memory in memories}
+    MemoryHistory.objects.bulk_create(
+        [_history(m, HistoryEvent.ADD, actor, new=_snapshot(m)) for m in memories]
+    )
+    for memory in memories:
+        _emit(
+            project,
+            memory,
+            "memory_created",
+            content=memory.content,
+            memory_type=memory.memory_type,
+        )
+    return {memory.pk: CreateResult(memory, created=True) for memory in memories}
+
+
+def _results(
+    memories: list[Memory], plan: _Plan, created: dict[UUID, CreateResult], actor: Actor
+) -> list[CreateResult]:
+    results: dict[int, CreateResult] = {
+        index: CreateResult(row, created=False) for index, row in plan.existing.items()
+    }
+    for index in plan.inserts:
+        results[index] = created[memories[index].pk]
+    for index, twin in sorted(plan.merges.items()):  # targets are inserted (or live) by now
+        target = Memory(pk=twin.row_id) if twin.item is None else results[twin.item].memory
+        survivor = merge_into(survivor=target, incoming=memories[index], actor=actor)
+        results[index] = CreateResult(survivor, created=False)
+    for index, earlier in sorted(plan.same_as.items()):
+        results[index] = CreateResult(results[earlier].memory, created=False)
+    return [results[index] for index in range(len(memories))]
