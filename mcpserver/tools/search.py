@@ -32,6 +32,13 @@ async def memory_search(
     run_id: str | None = None,
     memory_types: list[MemoryType] | None = None,
     tags: Annotated[list[str] | None, Field(description="All must match")] = None,
+    entities: Annotated[
+        list[str] | None,
+        Field(description="Memories linked to all these entities (names or aliases)"),
+    ] = None,
+    entity_ids: Annotated[
+        list[int] | None, Field(description="Memories linked to all these entity ids")
+    ] = None,
     min_confidence: Annotated[float | None, Field(ge=0.0, le=1.0)] = None,
     min_similarity: Annotated[float | None, Field(ge=0.0, le=1.0)] = None,
     limit: Annotated[int, Field(ge=1, le=100)] = 10,
@@ -45,7 +52,7 @@ async def memory_search(
     link_types: list[str] | None = None,
 ) -> dict[str, Any]:
     """Recall memories relevant to a query, best first (relevance × decay-aware confidence).
-    Filter by scope, types, tags and confidence; page with offset; cap the size with
+    Filter by scope, types, tags, entities and confidence; page with offset; cap the size with
     token_budget. Each result carries its score and the score parts that explain it."""
     search = SearchQuery(
         text=query,
@@ -56,6 +63,8 @@ async def memory_search(
             run_id=run_id,
             memory_types=list(memory_types or []),
             tags=tags or [],
+            entities=entities or [],
+            entity_ids=entity_ids or [],
             min_confidence=min_confidence,
         ),
         limit=limit,

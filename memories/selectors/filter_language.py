@@ -10,7 +10,9 @@ Two spellings of a condition are accepted and can be mixed:
 Conditions compose with ``{"AND": [...]}``, ``{"OR": [...]}`` and ``{"NOT": {...}}``.
 Operators: eq, ne, gt, gte, lt, lte, in, nin, contains, icontains. Fields: the memory's
 columns (``memory`` is mem0's name for ``content``, ``tag`` for ``tags``) and
-``metadata.<key>[.<key>...]``. A bad node is a 400 naming its path, such as
+``metadata.<key>[.<key>...]``; ``entity`` (a knowledge-graph entity's name or alias) and
+``entity_id`` match memories linked to that entity (eq, ne, in = any of, nin = none of).
+A bad node is a 400 naming its path, such as
 ``filters.AND[1].metadata.price.gt``. ``ne``/``nin`` match rows where the field is missing.
 """
 
@@ -27,7 +29,10 @@ from django.db.models.fields.json import KT
 from django.db.models.lookups import Contains
 from django.utils.dateparse import parse_date, parse_datetime
 
+from memories.selectors.filters import MAX_ENTITY_ID as MAX_ID
+from memories.selectors.filters import linked_to_entity_ids, linked_to_entity_names
 from memoryplatform.lib.errors import InvalidInput
+from tenants.models import Project
 
 OPERATORS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains")
 LOGICAL = ("AND", "OR", "NOT")
@@ -43,6 +48,8 @@ _ALLOWED = {
     "uuid": ("eq", "ne", "in", "nin"),
     "array": ("eq", "ne", "in", "nin", "contains"),
     "json": OPERATORS,
+    "entity": ("eq", "ne", "in", "nin"),
+    "entity_id": ("eq", "ne", "in", "nin"),
 }
 _FIELDS: dict[str, tuple[str, str]] = {
     "id": ("pk", "uuid"),
@@ -68,13 +75,19 @@ _FIELDS: dict[str, tuple[str, str]] = {
     "updated_at": ("updated_at", "datetime"),
     "last_accessed_at": ("last_accessed_at", "datetime"),
     "expires_at": ("expires_at", "datetime"),
+    # not columns: a subquery on the memory's entity links (filters.linked_to_entity_*)
+    "entity": ("entity", "entity"),
+    "entity_id": ("entity_id", "entity_id"),
 }
 _METADATA_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 
 
-def filter_expression_q(expression: Any, *, path: str = "filters") -> Q:
-    """Translate a filter expression into a Q, or raise InvalidInput naming the bad node."""
-    return _Translator().node(expression, path, depth=0)
+def filter_expression_q(
+    expression: Any, *, path: str = "filters", project: Project | None = None
+) -> Q:
+    """Translate a filter expression into a Q, or raise InvalidInput naming the bad node.
+    `project` (the memories' project) lets `entity` names resolve to its entity ids first."""
+    return _Translator(project).node(expression, path, depth=0)
 
 
 @dataclass(frozen=True)
@@ -88,8 +101,9 @@ def _fail(path: str, message: str) -> InvalidInput:
 
 
 class _Translator:
-    def __init__(self) -> None:
+    def __init__(self, project: Project | None = None) -> None:
         self.conditions = 0
+        self.project = project
 
     def node(self, node: Any, path: str, *, depth: int) -> Q:
         if depth > MAX_DEPTH:
@@ -174,7 +188,10 @@ class _Translator:
             allowed = ", ".join(_ALLOWED[field.kind])
             raise _fail(operator_path or path, f"{operator} does not apply here; use {allowed}")
         value_path = f"{path}.value" if operator_path else path
-        return _build(field, operator, _value(field.kind, operator, value, value_path))
+        value = _value(field.kind, operator, value, value_path)
+        if field.kind in ("entity", "entity_id"):
+            return _entity(field.kind, operator, value, self.project)
+        return _build(field, operator, value)
 
 
 def _is_operator_map(value: Any) -> bool:
@@ -227,6 +244,14 @@ def _scalar(kind: str, value: Any, path: str) -> Any:
             return value
         case "datetime":
             return _datetime(value, path)
+        case "entity":
+            if not isinstance(value, str) or not value.strip():
+                raise _fail(path, "must be an entity name or alias")
+            return value
+        case "entity_id":
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_ID:
+                raise _fail(path, "must be an entity id (a positive integer)")
+            return value
         case "uuid":
             try:
                 return UUID(str(value))
@@ -269,6 +294,15 @@ def _build(field: _Field, operator: str, value: Any) -> Q:
             return Q(Contains(KT(name), value))
         case _:
             return Q(**{f"{name}__{operator}": value})
+
+
+def _entity(kind: str, operator: str, value: Any, project: Project | None) -> Q:
+    values = value if isinstance(value, list) else [value]
+    if kind == "entity":
+        linked = linked_to_entity_names(values, project=project)
+    else:
+        linked = linked_to_entity_ids(values)
+    return linked if operator in ("eq", "in") else ~linked
 
 
 def _array(name: str, operator: str, value: Any) -> Q:

@@ -7,12 +7,16 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F, FloatField, Func, Q, QuerySet, Value
+from django.db.models import BooleanField, F, FloatField, Func, OuterRef, Q, QuerySet, Value
 from django.db.models.functions import Coalesce, Now
 
 from memories.models import Memory
+from memoryplatform.lib.errors import InvalidInput
+from tenants.models import Project
 
 ALL_STATES = "all"
+MAX_ENTITY_FILTERS = 20  # each is one subquery; a longer conjunction is not a real query
+MAX_ENTITY_ID = 2**63 - 1  # bigint: a larger id is malformed, not merely unknown
 
 
 @dataclass
@@ -28,9 +32,14 @@ class MemoryFilters:
     created_before: datetime | None = None
     min_confidence: float | None = None
     pinned: bool | None = None
+    # knowledge-graph entities the memory is linked to (EntityMemory); all must match
+    entity_ids: list[int] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)  # names or aliases, case-insensitive
     expression: dict[str, Any] | None = None  # seed-003 AND/OR/NOT filter language
 
-    def as_q(self) -> Q:
+    def as_q(self, *, project: Project | None = None) -> Q:
+        """The filters as one Q. Pass the project the memories belong to so entity names are
+        resolved to its entity ids first (better plans); without it they are matched in SQL."""
         q = Q()
         for name in ("user_id", "agent_id", "run_id", "source", "pinned"):
             value = getattr(self, name)
@@ -46,11 +55,85 @@ class MemoryFilters:
             q &= Q(created_at__gte=self.created_after)
         if self.created_before:
             q &= Q(created_at__lt=self.created_before)
+        for entity_id in check_entity_ids(self.entity_ids, "entity_ids"):
+            q &= linked_to_entity_ids([entity_id])
+        for name in check_entity_names(self.entities, "entities"):
+            q &= linked_to_entity_names([name], project=project)
         if self.expression is not None:
             from memories.selectors.filter_language import filter_expression_q
 
-            q &= filter_expression_q(self.expression)
+            q &= filter_expression_q(self.expression, project=project)
         return q
+
+
+def linked_to_entity_ids(ids: list[int]) -> Q:
+    """Linked to any of these entities: `id IN (SELECT memory_id FROM entity links ...)`,
+    with the ids as constants, so PostgreSQL's statistics on the links tell a rare entity
+    (exact plan) from a common one (HNSW iterative scan). The link must be in the memory's
+    own project: another project's entity id matches nothing."""
+    from entities.models import EntityMemory
+
+    links = EntityMemory.objects.filter(entity_id__in=ids, project_id=OuterRef("project_id"))
+    return Q(pk__in=links.values("memory_id"))
+
+
+def linked_to_entity_names(names: list[str], *, project: Project | None = None) -> Q:
+    """Linked to any entity with one of these names or aliases (as `Entity.lookup_keys`).
+
+    Given the project, the names are first resolved to that project's entity ids (one small
+    GIN lookup) so the memory filter has constants the planner can estimate; an unknown name
+    matches nothing. Without it, one correlated subquery does both (same rows, but a generic
+    estimate: a very rare entity can make a filtered HNSW scan stop short)."""
+    if project is not None:
+        ids = entity_ids_named(project=project, names=names)
+        return linked_to_entity_ids(ids) if ids else Q(Value(False, output_field=BooleanField()))
+    from entities.models import EntityMemory
+    from entities.services.entities import normalize_name
+
+    links = EntityMemory.objects.filter(
+        project_id=OuterRef("project_id"),
+        entity__project_id=OuterRef("project_id"),
+        entity__lookup_keys__overlap=[normalize_name(name) for name in names],
+    )
+    return Q(pk__in=links.values("memory_id"))
+
+
+def entity_ids_named(*, project: Project, names: list[str]) -> list[int]:
+    """Ids of the project's entities having any of these names or aliases."""
+    from entities.models import Entity
+    from entities.services.entities import normalize_name
+
+    keys = [normalize_name(name) for name in names]
+    matching = Entity.objects.filter(project=project, lookup_keys__overlap=keys)
+    return list(matching.order_by("pk").values_list("pk", flat=True))
+
+
+def check_entity_ids(values: Any, field_name: str) -> list[int]:
+    """Entity ids from any caller; a malformed one is a 400 naming `field_name`."""
+    ids = _entity_list(values, field_name)
+    for value in ids:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_ENTITY_ID:
+            raise _invalid(field_name, "entity ids are positive integers")
+    return list(dict.fromkeys(ids))
+
+
+def check_entity_names(values: Any, field_name: str) -> list[str]:
+    names = _entity_list(values, field_name)
+    if not all(isinstance(name, str) and name.strip() for name in names):
+        raise _invalid(field_name, "entity names are non-empty strings")
+    return list(dict.fromkeys(names))
+
+
+def _entity_list(values: Any, field_name: str) -> list[Any]:
+    if not isinstance(values, list | tuple):
+        raise _invalid(field_name, "must be a list")
+    if len(values) > MAX_ENTITY_FILTERS:
+        raise _invalid(field_name, f"at most {MAX_ENTITY_FILTERS} entities")
+    return list(values)
+
+
+def _invalid(field_name: str, message: str) -> InvalidInput:
+    return InvalidInput(f"{field_name}: {message}", fields={field_name: [message]})
 
 
 class _Power(Func):
@@ -79,8 +162,13 @@ def effective_confidence_of(memory: Memory) -> float:
     return memory.confidence * 0.5 ** (days / settings.MEMORY_DECAY_HALF_LIFE_DAYS)
 
 
-def apply_filters(queryset: QuerySet[Memory], filters: MemoryFilters) -> QuerySet[Memory]:
-    queryset = queryset.filter(filters.as_q()).annotate(effective_confidence=effective_confidence())
+def apply_filters(
+    queryset: QuerySet[Memory], filters: MemoryFilters, *, project: Project | None = None
+) -> QuerySet[Memory]:
+    """`queryset` (one project's memories; pass that `project` too) narrowed by `filters`."""
+    queryset = queryset.filter(filters.as_q(project=project)).annotate(
+        effective_confidence=effective_confidence()
+    )
     if filters.min_confidence is not None:
         queryset = queryset.filter(effective_confidence__gte=filters.min_confidence)
     return queryset

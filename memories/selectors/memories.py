@@ -45,7 +45,7 @@ class Page:
 
 
 def memory_list(*, project: Project, filters: MemoryFilters, limit: int, offset: int) -> Page:
-    queryset = apply_filters(memory_queryset(project=project), filters).order_by(
+    queryset = apply_filters(memory_queryset(project=project), filters, project=project).order_by(
         "-created_at", "-id"
     )
     return Page(
