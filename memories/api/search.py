@@ -19,7 +19,7 @@ from memories.selectors.search.hybrid import FUSIONS
 from memories.selectors.search_types import SearchQuery
 from memories.services.reinforcement import memories_reinforce
 from memoryplatform.lib.fields import CommaListField, StrictCharField, StrictFloatField
-from memoryplatform.lib.views import ProjectScopedMixin
+from memoryplatform.lib.views import ProjectScopedMixin, after_response
 
 
 class SearchRequestSerializer(MemoryFilterSerializer):
@@ -124,7 +124,10 @@ class MemorySearchView(ProjectScopedMixin, APIView):
     def _search(self, data: Any) -> Response:
         query = search_query_from(self.validated(SearchRequestSerializer, data))
         result = memory_search(project=self.project, query=query)
-        response = Response(search_body(result))
-        # Returned memories are reinforced once, in bulk, after the body is built.
-        memories_reinforce(project=self.project, memory_ids=[hit.memory.pk for hit in result.hits])
-        return response
+        # Returned memories are reinforced once, in bulk, after the response is sent.
+        ids = [hit.memory.pk for hit in result.hits]
+        project = self.project
+        return after_response(
+            Response(search_body(result)),
+            lambda: memories_reinforce(project=project, memory_ids=ids),
+        )

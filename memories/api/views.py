@@ -42,7 +42,7 @@ from memories.services.memories import (
 )
 from memories.services.reinforcement import memories_reinforce
 from memories.services.reset import project_reset
-from memoryplatform.lib.views import ProjectScopedMixin
+from memoryplatform.lib.views import ProjectScopedMixin, after_response
 
 FILTER_FIELDS = {
     "user_id": "user_id",
@@ -121,8 +121,9 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
     @extend_schema(responses=MemorySerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
         response = Response(MemorySerializer(memory_get(project=self.project, memory_id=pk)).data)
-        if request.method == "GET":  # a read returns it: reinforce, after building the body
-            memories_reinforce(project=self.project, memory_ids=[pk])
+        if request.method == "GET":  # a read returns it: reinforce, once the response is sent
+            project = self.project
+            after_response(response, lambda: memories_reinforce(project=project, memory_ids=[pk]))
         return response
 
     @extend_schema(request=MemoryUpdateSerializer, responses=MemorySerializer)

@@ -108,6 +108,12 @@ else:
         "PGDATA": str(DATA_DIR / "postgres"),
     }
 _db["CONN_HEALTH_CHECKS"] = True
+# pgvector's query settings for every session, sent with the connection (no SET round trips
+# per search): HNSW breadth, and iterative scans so filtered searches still fill `limit`.
+_db.setdefault("OPTIONS", {})["options"] = (
+    f"-c hnsw.ef_search={env_int('MEMORY_HNSW_EF_SEARCH', 100, minimum=1)}"
+    " -c hnsw.iterative_scan=relaxed_order"
+)
 # Several test runs may share one server: each can name its own test database.
 _db["TEST"] = {"NAME": env_str("MEMORY_TEST_DB_NAME", "test_memoryplatform")}
 DATABASES = {"default": _db}

@@ -3,7 +3,8 @@
 Filters run in the same SQL as the index scan; pgvector's iterative index scans
 (`hnsw.iterative_scan = relaxed_order`) keep scanning until `limit` rows pass the filters,
 and small or very selective projects get PostgreSQL's exact plan (filter, then sort by
-distance). `hnsw.ef_search` comes from MEMORY_HNSW_EF_SEARCH.
+distance). `hnsw.ef_search` comes from MEMORY_HNSW_EF_SEARCH; both are session settings
+sent with every database connection (settings.DATABASES), so a search is one statement.
 """
 
 from __future__ import annotations
@@ -35,17 +36,17 @@ def semantic_ranked(
     queryset: QuerySet[Memory], vector: list[float], *, limit: int, min_similarity: float
 ) -> list[tuple[Memory, float]]:
     """(memory, cosine similarity) for the `limit` nearest, most similar first."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT set_config('hnsw.ef_search', %s, true),"
-            " set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-            [str(max(settings.MEMORY_HNSW_EF_SEARCH, limit))],
-        )
-        rows = list(
-            queryset.filter(embedding__isnull=False)
-            .annotate(distance=CosineDistance("embedding", vector))
-            .order_by("distance")[:limit]
-        )
+    nearest = (
+        queryset.filter(embedding__isnull=False)
+        .annotate(distance=CosineDistance("embedding", vector))
+        .order_by("distance")[:limit]
+    )
+    if limit <= settings.MEMORY_HNSW_EF_SEARCH:  # the session's settings (see DATABASES)
+        rows = list(nearest)
+    else:  # the index returns at most ef_search rows per scan step: widen it for this query
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(limit)])
+            rows = list(nearest)
     # The floor is applied to the top `limit`, not inside the index scan: a WHERE on the
     # distance would make an iterative scan walk the whole graph looking for more rows.
     # 0 switches the floor off (cosine similarity can be negative).
