@@ -5,7 +5,10 @@ a question shares two words with its answer, rarely all six. Matches are ranked 
 of the BM25 inverse document frequencies of the query terms they contain, the frequencies
 counted over the matching memories by window functions in the same SQL (no second scan), so
 a rare term ("pottery") outweighs one that half the memories contain (a speaker's name);
-`ts_rank_cd` (content weighted above context, closer terms first) breaks ties. On LoCoMo this
+`ts_rank_cd` (content weighted above context, closer terms first) breaks ties. The work is
+bounded: at most MEMORY_SEARCH_TERM_CAP (1,000) memories are read per term, plus as many
+containing every term, so a common word costs the same at 1k or 1M memories (exact below
+the cap; see `_idf_scores`). On LoCoMo this
 ranks the evidence turn in the top 10 for 0.66 of questions, against 0.56 for `ts_rank_cd`
 alone (docs/benchmarks.md). Web-search syntax ("quoted phrases", -excluded words) switches to
 `websearch_to_tsquery`'s strict semantics, ranked by `ts_rank_cd`;
@@ -17,7 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.contrib.postgres.search import SearchConfig, SearchQuery, SearchQueryField
+from django.conf import settings
+from django.contrib.postgres.search import SearchQuery, SearchQueryField
 from django.db import connection
 from django.db.models import BooleanField, F, FloatField, Func, QuerySet, Value
 
@@ -32,13 +36,7 @@ _WEBSEARCH_SYNTAX = re.compile(r'"|(^|\s)-\w')
 # between matched terms, so short memories matching several terms close together rank first.
 RANK_NORMALIZATION = 1
 MAX_TERMS = 32  # a pasted paragraph is not a better query than its first 32 distinct terms
-
-
-class AnyTermQuery(Func):
-    """plainto_tsquery's lexemes OR-ed together (phrases from hyphenated words kept)."""
-
-    template = "replace(plainto_tsquery(%(expressions)s)::text, ' & ', ' | ')::tsquery"
-    output_field = SearchQueryField()
+TIE_BREAK_POOL = 3  # ts_rank_cd orders the best limit × 3 rows by score, not every match
 
 
 class Matches(Func):
@@ -61,7 +59,7 @@ def keyword_ranked(
     lexemes = query_lexemes(text)
     if not lexemes:
         return []
-    scored = _idf_scores(queryset, text, lexemes, limit=limit)
+    scored = _idf_scores(queryset, lexemes, limit=limit)
     rows = queryset.filter(pk__in=list(scored))
     ranked = [(row, scored[row.pk]) for row in rows]
     return sorted(ranked, key=lambda pair: -pair[1])
@@ -89,33 +87,59 @@ def query_lexemes(text: str) -> list[str]:
         return list(cursor.fetchone()[0])[:MAX_TERMS]
 
 
-def _idf_scores(
-    queryset: QuerySet[Memory], text: str, lexemes: list[str], *, limit: int
-) -> dict[Any, float]:
-    """{pk: Σ idf(term) over the query terms the memory contains} for the top `limit`."""
-    tsquery = AnyTermQuery(SearchConfig(TEXT_SEARCH_CONFIG), Value(text))
-    inner, params = (
-        queryset.filter(Matches(F("search_vector"), tsquery))
-        .values_list("pk", "search_vector")
-        .query.sql_with_params()
-    )
-    term = "quote_literal(%s)::tsquery"
+class TermQuery(Func):
+    """One stored lexeme as a tsquery (quote_literal + cast: folded to a constant at plan time)."""
+
+    template = "quote_literal(%(expressions)s)::tsquery"
+    output_field = SearchQueryField()
+
+
+def _idf_scores(queryset: QuerySet[Memory], lexemes: list[str], *, limit: int) -> dict[Any, float]:
+    """{pk: Σ idf(term) over the query terms the memory contains} for the top `limit`.
+
+    Scored over a bounded candidate set so a common word costs the same at 1k or 1M
+    memories: for each term at most `term_cap` matching memories, plus up to `term_cap`
+    matching all the terms. Below the cap (any term in fewer memories) the set is every
+    memory matching any term and the scores are exact; above it, a term's frequency counts
+    as its share of the candidates. The tie-break (`ts_rank_cd`) runs on the best rows only.
+    """
+    cap = settings.MEMORY_SEARCH_TERM_CAP
+    base = queryset.order_by().values_list("pk")
+    flags = {
+        f"t{i}": Matches(F("search_vector"), TermQuery(Value(x))) for i, x in enumerate(lexemes)
+    }
+    branches = [base.filter(flags[f"t{i}"]) for i in range(len(lexemes))]
+    if len(lexemes) > 1:
+        branches.append(base.filter(*flags.values()))  # memories with every term
+    sql_parts, params = [], []
+    for branch in branches:
+        branch_sql, branch_params = (
+            branch.annotate(**flags).values_list("pk", *flags)[:cap].query.sql_with_params()
+        )
+        sql_parts.append(f"({branch_sql})")
+        params += branch_params
+    columns = [f"t{i}" for i in range(len(lexemes))]
     idf_terms = []
-    for _ in lexemes:
-        df = f"count(*) FILTER (WHERE m.sv @@ {term}) OVER ()"
-        idf = f"ln(1 + (count(*) OVER () - {df} + 0.5) / ({df} + 0.5))"
-        idf_terms.append(f"{idf} * (m.sv @@ {term})::int")
-    sql = (
-        f"SELECT m.id, {' + '.join(idf_terms)} AS score,"
-        f" ts_rank_cd(m.sv, replace(plainto_tsquery(%s::regconfig, %s)::text, ' & ', ' | ')"
-        f"::tsquery, {RANK_NORMALIZATION}) AS tie"
-        f" FROM ({inner}) AS m(id, sv) ORDER BY score DESC, tie DESC LIMIT %s"
-    )
-    term_params: list[Any] = []
-    for lexeme in lexemes:
-        term_params += [lexeme, lexeme, lexeme]
+    for column in columns:
+        df = f"count(*) FILTER (WHERE {column}) OVER ()"
+        idf_terms.append(f"ln(1 + (count(*) OVER () - {df} + 0.5) / ({df} + 0.5)) * {column}::int")
+    any_term = " || ".join("quote_literal(%s)::tsquery" for _ in lexemes)
+    sql = f"""
+        WITH candidates AS (
+            SELECT id, {", ".join(f"bool_or({c}) AS {c}" for c in columns)}
+            FROM ({" UNION ALL ".join(sql_parts)}) AS u(id, {", ".join(columns)})
+            GROUP BY id
+        ), scored AS (
+            SELECT id, {" + ".join(idf_terms)} AS score FROM candidates
+        ), best AS (
+            SELECT id, score FROM scored ORDER BY score DESC LIMIT %s
+        )
+        SELECT best.id, best.score, ts_rank_cd(m.search_vector, {any_term}, {RANK_NORMALIZATION})
+        FROM best JOIN memories_memory m ON m.id = best.id
+        ORDER BY best.score DESC, 3 DESC LIMIT %s
+    """
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*term_params, TEXT_SEARCH_CONFIG, text, *params, limit])
+        cursor.execute(sql, [*params, limit * TIE_BREAK_POOL, *lexemes, limit])
         return {pk: float(score) + float(tie) * 1e-3 for pk, score, tie in cursor.fetchall()}
 
 

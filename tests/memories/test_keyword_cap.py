@@ -1,0 +1,47 @@
+"""Keyword scoring reads a bounded number of memories per query term (MEMORY_SEARCH_TERM_CAP),
+so a common word costs the same in a large project; the rare term still decides the ranking."""
+
+from __future__ import annotations
+
+from memories.services.bulk import memories_create_bulk
+from memories.services.memories import MemoryInput
+from memoryplatform.lib.actor import SYSTEM
+
+
+def _store(alice, texts):
+    items = [MemoryInput(content=text, user_id="u1") for text in texts]
+    memories_create_bulk(project=alice.project, items=items, actor=SYSTEM)
+
+
+def _keyword(alice, query, **extra):
+    body = {"query": query, "mode": "keyword", "limit": 5, "user_id": "u1", **extra}
+    response = alice.post("/api/v1/memories/search/", body)
+    assert response.status_code == 200, response.json()
+    return [hit["content"] for hit in response.json()["results"]]
+
+
+def test_a_rare_term_outranks_a_common_one_when_the_common_term_is_over_the_cap(alice, settings):
+    settings.MEMORY_SEARCH_TERM_CAP = 10
+    cities = ["Berlin", "Lisbon", "Osaka", "Lima", "Oslo", "Seoul", "Austin", "Toronto"]
+    tools = ["Kafka", "Redis", "Airflow", "Grafana", "Sentry"]
+    _store(alice, [f"The deploy in {c} used {t} workers" for c in cities for t in tools])
+    _store(alice, ["The pottery class meets on Thursdays"])
+    results = _keyword(alice, "deploy pottery")
+    assert results[0] == "The pottery class meets on Thursdays"
+    assert len(results) == 5  # common-term matches still fill the page
+
+
+def test_memories_with_every_term_are_candidates_even_when_each_term_is_common(alice, settings):
+    settings.MEMORY_SEARCH_TERM_CAP = 5
+    filler = [f"Deploy note {i} about the staging cluster" for i in range(20)]
+    filler += [f"Kafka note {i} about consumer lag" for i in range(20)]
+    _store(alice, filler)
+    _store(alice, ["Deploy Kafka with the blue-green procedure"])
+    assert _keyword(alice, "deploy kafka")[0] == "Deploy Kafka with the blue-green procedure"
+
+
+def test_below_the_cap_scores_match_the_exact_idf(alice):
+    _store(alice, ["Dana likes jazz", "Dana likes tea", "Omar likes jazz", "Omar plays chess"])
+    results = _keyword(alice, "Omar jazz")
+    assert results[0] == "Omar likes jazz"
+    assert set(results[1:]) == {"Dana likes jazz", "Omar plays chess"}
