@@ -112,6 +112,12 @@ class Memory(models.Model):
             models.Index(fields=["project", "agent_id"], name="memory_project_agent"),
             models.Index(fields=["project", "run_id"], name="memory_project_run"),
             models.Index(fields=["project", "memory_type"], name="memory_project_type"),
+            # incremental consolidation: the live memories changed since the last run
+            models.Index(
+                fields=["project", "updated_at"],
+                condition=Q(deleted_at__isnull=True),
+                name="memory_project_updated",
+            ),
             GinIndex(fields=["tags"], name="memory_tags_gin"),
             GinIndex(fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"]),
             GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),

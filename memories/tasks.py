@@ -55,14 +55,11 @@ def run_prune(project_id: int | None = None) -> dict[str, Any]:
 
 def run_consolidation(project_id: int | None = None) -> dict[str, Any]:
     """The daily run: each project from where its last consolidation left off."""
-    from memories.models import MaintenanceState
     from memories.services.consolidation import memories_consolidate
 
     results = {}
     for project in _projects(project_id):
-        state = MaintenanceState.objects.filter(project=project).first()
-        since = state.last_consolidation_at if state else None
-        report = memories_consolidate(project=project, actor=job("consolidation"), since=since)
+        report = memories_consolidate(project=project, actor=job("consolidation"), since="last")
         results[project.slug] = {k: v for k, v in report.as_dict().items() if k != "clusters"}
     return results
 

@@ -34,9 +34,25 @@ class AddSerializer(ScopeSerializer):
     infer = StrictBooleanField(required=False, default=True)
 
 
+class SinceField(serializers.DateTimeField):
+    """An ISO 8601 date-time, or "last": since the project's last consolidation."""
+
+    def to_internal_value(self, value: Any) -> Any:
+        return value if value == "last" else super().to_internal_value(value)
+
+    def to_representation(self, value: Any) -> Any:
+        return value if value == "last" else super().to_representation(value)
+
+
 class ConsolidateSerializer(serializers.Serializer):
     similarity_threshold = StrictFloatField(min_value=0.01, max_value=1.0, required=False)
     dry_run = StrictBooleanField(required=False, default=False)
+    since = SinceField(
+        required=False,
+        allow_null=True,
+        help_text='only memories changed since then look for partners; "last": since the '
+        "project's last consolidation; absent: a full run",
+    )
 
 
 class PruneSerializer(serializers.Serializer):

@@ -1,7 +1,8 @@
 """Consolidation (seed 000 §6.2-6.3): clusters of near-identical memories become one.
 
-Clusters come from pgvector neighbour queries run inside PostgreSQL (one LATERAL k-NN probe
-of the HNSW index per memory, never an all-pairs loop in Python). Clusters are stars: the
+Candidate pairs come from pgvector distance queries run inside PostgreSQL, never an all-pairs
+loop in Python (`consolidation_pairs`: exact pairs within small scopes, project-filtered HNSW
+probes in large ones). Clusters are stars: the
 highest-confidence memory (older on ties) is the primary and absorbs the unclaimed memories of
 the same scope at least `threshold` (0.85) similar to it, except those with contradiction
 cues, which become contradiction reviews instead. The primary gets the union of tags, merged
@@ -10,8 +11,9 @@ MERGE history row per absorbed memory; links and entity associations move to the
 absorbed memories are soft-deleted with a `superseded_by` link. `dry_run` computes the same
 report and changes nothing.
 
-Triggers: the API/command (manual), every `consolidation_interval` (50) inserts of a project
-(a job enqueued after commit) and the daily schedule.
+Triggers: the API/command (manual; full unless given `since`), every `consolidation_interval`
+(50) inserts of a project (a job enqueued after commit) and the daily schedule (both
+incremental: memories changed since the project's last run, `consolidation_since`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Literal
 from uuid import UUID
 
 from django.apps import apps
@@ -36,6 +39,7 @@ from memories.models import (
     MemoryHistory,
     MemoryLink,
 )
+from memories.services.consolidation_pairs import candidate_pairs
 from memories.services.contradictions import contradiction_cues, contradiction_record, judge
 from memories.services.supersede import link_pair
 from memories.services.tuning import tuning
@@ -46,29 +50,8 @@ from tenants.models import Project
 
 logger = logging.getLogger(__name__)
 
-CANDIDATES = 40
 REPORTED_CLUSTERS = 100
-
-# The inner query has no filter on purpose: ORDER BY distance LIMIT over the whole table is
-# what makes PostgreSQL probe the HNSW index (a filtered one sorts the project's rows, O(n²)).
-# Project, scope and distance are checked on the CANDIDATES nearest rows it returns.
-_PAIRS_SQL = """
-SELECT a.id, n.id, 1 - n.distance
-FROM memories_memory a
-CROSS JOIN LATERAL (
-    SELECT b.id, b.project_id, b.deleted_at, b.user_id, b.agent_id, b.run_id,
-           b.embedding <=> a.embedding AS distance
-    FROM memories_memory b
-    ORDER BY b.embedding <=> a.embedding
-    LIMIT %(candidates)s
-) n
-WHERE a.project_id = %(project)s AND a.deleted_at IS NULL AND a.embedding IS NOT NULL
-  AND n.project_id = a.project_id AND n.deleted_at IS NULL AND n.id <> a.id
-  AND n.user_id IS NOT DISTINCT FROM a.user_id
-  AND n.agent_id IS NOT DISTINCT FROM a.agent_id
-  AND n.run_id IS NOT DISTINCT FROM a.run_id
-  AND n.distance <= %(max_distance)s {since}
-"""
+SINCE_OVERLAP = timedelta(minutes=10)
 
 
 @dataclass
@@ -82,6 +65,7 @@ class ClusterReport:
 class ConsolidationReport:
     dry_run: bool
     threshold: float
+    since: str | None = None  # incremental: memories changed since then were scanned
     memories_scanned: int = 0
     clusters_found: int = 0
     memories_merged: int = 0
@@ -102,24 +86,6 @@ def _check_threshold(value: Any) -> float:
             fields={"similarity_threshold": ["a number in (0, 1]"]},
         )
     return float(value)
-
-
-def _candidate_pairs(
-    project: Project, min_similarity: float, since: Any = None
-) -> list[tuple[UUID, UUID, float]]:
-    since_sql = "AND a.updated_at >= %(since)s" if since else ""
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.ef_search = 100")
-        cursor.execute(
-            _PAIRS_SQL.format(since=since_sql),
-            {
-                "candidates": CANDIDATES,
-                "project": project.pk,
-                "max_distance": 1.0 - min_similarity,
-                "since": since,
-            },
-        )
-        return [(a, b, float(sim)) for a, b, sim in cursor.fetchall()]
 
 
 def _stars(
@@ -162,19 +128,27 @@ def memories_consolidate(
     actor: Actor,
     similarity_threshold: float | None = None,
     dry_run: bool = False,
-    since: Any = None,
+    since: datetime | Literal["last"] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> ConsolidationReport:
-    """Find and (unless `dry_run`) merge clusters; see the module docstring."""
+    """Find and (unless `dry_run`) merge clusters; see the module docstring. With `since`,
+    only memories changed at or after it look for partners (in their whole scope); "last"
+    means since the project's last run (`consolidation_since`; a full run if there was none)."""
+    if since == "last":
+        since = consolidation_since(project=project)
     threshold = _check_threshold(
         similarity_threshold
         if similarity_threshold is not None
         else tuning(project, "consolidation_threshold")
     )
     floor = min(threshold, float(tuning(project, "contradiction_min_similarity")))
-    report = ConsolidationReport(dry_run=dry_run, threshold=threshold)
+    report = ConsolidationReport(
+        dry_run=dry_run, threshold=threshold, since=since.isoformat() if since else None
+    )
+    started = timezone.now()
     with transaction.atomic():
-        pairs = _candidate_pairs(project, floor, since)
+        search = candidate_pairs(project=project, min_similarity=floor, since=since)
+        pairs = search.pairs
         ids = {pk for a, b, _ in pairs for pk in (a, b)}
         memories = {
             m.pk: m
@@ -182,9 +156,7 @@ def memories_consolidate(
                 "search_vector"
             )
         }
-        report.memories_scanned = (
-            Memory.objects.for_project(project).alive().filter(embedding__isnull=False).count()
-        )
+        report.memories_scanned = search.seekers
         clusters, conflicts = _stars(pairs, memories, threshold)
         report.clusters_found = len(clusters)
         report.memories_merged = sum(len(members) for _, members in clusters)
@@ -217,7 +189,7 @@ def memories_consolidate(
                 project=project, older=older, newer=newer, similarity=similarity, verdict=verdict
             ):
                 report.contradictions_found += 1
-        _mark_done(project)
+        _mark_done(project, started)
         emit(
             project_id=project.pk,
             project_slug=project.slug,
@@ -360,11 +332,22 @@ def _move_entities(project: Project, primary: Memory, absorbed: list[Memory]) ->
     )
 
 
-def _mark_done(project: Project) -> None:
+def _mark_done(project: Project, started: datetime) -> None:
+    """Record when this run *started*: what was written while it ran is the next run's."""
     MaintenanceState.objects.update_or_create(
         project=project,
-        defaults={"last_consolidation_at": timezone.now(), "inserts_since_consolidation": 0},
+        defaults={"last_consolidation_at": started, "inserts_since_consolidation": 0},
     )
+
+
+def consolidation_since(*, project: Project) -> datetime | None:
+    """Where an incremental run starts: the last run's start, less `SINCE_OVERLAP` (a write
+    that set `updated_at` before then may have committed after that run read the table).
+    None (a full run) when the project was never consolidated."""
+    state = MaintenanceState.objects.filter(project=project).first()
+    if state is None or state.last_consolidation_at is None:
+        return None
+    return state.last_consolidation_at - SINCE_OVERLAP
 
 
 # --- trigger: every N inserts ------------------------------------------------------------

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
+from datetime import datetime
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from memories.management.commands._maintenance import (
     add_project_argument,
@@ -15,6 +19,15 @@ from memories.services.consolidation import memories_consolidate
 from memoryplatform.lib.actor import command
 
 
+def _since(value: str) -> datetime | str:
+    if value == "last":
+        return value
+    parsed = parse_datetime(value)
+    if parsed is None:
+        raise argparse.ArgumentTypeError(f"not an ISO date-time or 'last': {value!r}")
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed)
+
+
 class Command(BaseCommand):
     help = "Find clusters of similar memories (pgvector) and merge each into its primary."
 
@@ -22,6 +35,13 @@ class Command(BaseCommand):
         add_project_argument(parser)
         parser.add_argument("--threshold", type=float, default=None, help="default 0.85")
         parser.add_argument("--dry-run", action="store_true", help="report, change nothing")
+        parser.add_argument(
+            "--since",
+            type=_since,
+            default=None,
+            help='ISO date-time, or "last" (since the project\'s last consolidation): only '
+            "memories changed since then look for partners (default: a full run)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         quiet = options["verbosity"] == 0
@@ -33,9 +53,12 @@ class Command(BaseCommand):
                         actor=command("consolidate_memories"),
                         similarity_threshold=options["threshold"],
                         dry_run=options["dry_run"],
+                        since=options["since"],
                         progress=lambda done, total, bar=bar: bar.update(1),
                     )
                 prefix = "[dry run] " if report.dry_run else ""
+                if report.since:
+                    prefix += f"[since {report.since}] "
                 self.stdout.write(
                     f"{prefix}{project.slug}: {report.memories_scanned} scanned, "
                     f"{report.clusters_found} clusters, {report.memories_merged} merged, "
