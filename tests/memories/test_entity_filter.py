@@ -7,12 +7,14 @@ import json
 import random
 
 import pytest
+import yaml
 from django.db import connection
 
 from entities.models import Entity, EntityMemory
 from memories.embeddings import get_embedder
 from memories.models import Memory
-from memories.selectors.filters import MemoryFilters
+from memories.selectors.filters import MemoryFilters, apply_filters
+from memories.selectors.memories import memory_queryset
 from memories.selectors.search import memory_search
 from memories.selectors.search_types import SearchQuery
 from tests.conftest import Tenant
@@ -131,6 +133,20 @@ def test_an_unknown_entity_name_or_id_lists_nothing(alice, hikes) -> None:
 
 
 @pytest.mark.django_db
+def test_an_unknown_resolved_name_is_an_empty_ranking_not_an_error(alice, hikes) -> None:
+    from memories.selectors.search.keyword import keyword_ranked
+    from memories.selectors.search.semantic import semantic_ranked
+
+    for filters in (MemoryFilters(entities=["Carol"]), MemoryFilters(expression={"entity": "x"})):
+        queryset = apply_filters(
+            memory_queryset(project=alice.project), filters, project=alice.project
+        )
+        assert keyword_ranked(queryset, "hiking", limit=10) == []
+        vector = get_embedder().embed("hiking")
+        assert semantic_ranked(queryset, vector, limit=10, min_similarity=0.0) == []
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(
     ("method", "params", "field"),
     [
@@ -201,6 +217,30 @@ def test_a_bad_entity_condition_is_a_400_with_its_path(alice, expression, path) 
     response = alice.post(SEARCH, {"query": "hiking", "filters": expression})
     assert response.status_code == 400, response.json()
     assert path in response.json()["error"]["fields"], response.json()
+
+
+@pytest.mark.django_db
+def test_entity_names_become_the_projects_entity_ids_in_the_sql(alice, charlie, hikes) -> None:
+    """Constants, not a join on names: the planner's statistics on the links then pick an
+    exact plan for a rare entity and the HNSW scan for a common one."""
+    charlie.post(LIST, {"content": "Ally again", "entity_names": ["Ally"], "user_id": "u1"})
+    sql = str(
+        apply_filters(
+            memory_queryset(project=alice.project),
+            MemoryFilters(entities=["ALLY"]),
+            project=alice.project,
+        ).query
+    )
+    assert f'entity_id" IN ({hikes["alice_entity"]})' in sql
+    assert "lookup_keys" not in sql
+
+
+@pytest.mark.django_db
+def test_the_openapi_schema_documents_the_entity_parameters(anonymous) -> None:
+    schema = yaml.safe_load(anonymous.get("/api/schema/").content)
+    for path in ("/api/v1/memories/", "/api/v1/memories/search/"):
+        names = {parameter["name"] for parameter in schema["paths"][path]["get"]["parameters"]}
+        assert {"entities", "entity_ids"} <= names, path
 
 
 def _near(vector: list[float], rng: random.Random) -> list[float]:
