@@ -8,13 +8,13 @@ and merges near-duplicates (embedding similarity ≥ MERGE_SIMILARITY) instead o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
-from pgvector.django import CosineDistance
 
 from entities.models import Entity, EntityType
 from memories.services.content import check_metadata
@@ -79,7 +79,7 @@ def entity_embedding_text(spec: EntitySpec) -> str:
     return _embedding_text(spec.name, spec.description)
 
 
-def _emit_created(entity: Entity) -> None:
+def emit_entity_created(entity: Entity) -> None:
     emit(
         project_id=entity.project_id,
         project_slug=entity.project.slug,
@@ -120,20 +120,25 @@ def entity_get_for_write(*, project: Project, entity_id: int | str) -> Entity:
     return entity
 
 
-def _insert(project: Project, spec: EntitySpec, embedding: list[float] | None) -> Entity:
-    entity = Entity(
+def entity_from_spec(project: Project, spec: EntitySpec, embedding: list[float] | None) -> Entity:
+    """A new (unsaved) entity for a cleaned spec."""
+    return Entity(
         project=project,
         name=spec.name,
         normalized_name=normalize_name(spec.name),
         entity_type=spec.entity_type,
         description=spec.description,
-        aliases=spec.aliases,
+        aliases=list(spec.aliases),
         lookup_keys=_keys(spec.name, spec.aliases),
-        metadata=spec.metadata,
+        metadata=dict(spec.metadata),
         embedding=embedding,
     )
+
+
+def _insert(project: Project, spec: EntitySpec, embedding: list[float] | None) -> Entity:
+    entity = entity_from_spec(project, spec, embedding)
     entity.save(force_insert=True)
-    _emit_created(entity)
+    emit_entity_created(entity)
     return entity
 
 
@@ -165,6 +170,32 @@ def entity_create(*, project: Project, spec: EntitySpec) -> tuple[Entity, bool]:
 
 def _absorb(entity: Entity, spec: EntitySpec, *, alias: str | None = None) -> Entity:
     """Fold what a new mention adds (description, aliases, metadata, a type) into `entity`."""
+    changed = fold_mention(entity, spec, alias=alias, type_taken=entity_name_type_taken)
+    if changed:
+        entity.updated_at = timezone.now()
+        entity.save(update_fields=[*changed, "updated_at"])
+    return entity
+
+
+def entity_name_type_taken(entity: Entity, entity_type: str) -> bool:
+    """Another entity of the project has this entity's name with `entity_type`."""
+    return (
+        Entity.objects.filter(project_id=entity.project_id)
+        .filter(normalized_name=entity.normalized_name, entity_type=entity_type)
+        .exists()
+    )
+
+
+def fold_mention(
+    entity: Entity,
+    spec: EntitySpec,
+    *,
+    alias: str | None = None,
+    type_taken: Callable[[Entity, str], bool],
+) -> list[str]:
+    """The rules of `_absorb` without the write (batched resolution saves once, at the end):
+    changes `entity` in memory and returns the changed fields. `type_taken(entity, type)` says
+    whether another entity already has this entity's name with that type (no upgrade then)."""
     changed: list[str] = []
     if spec.description and not entity.description:
         entity.description = spec.description
@@ -181,30 +212,27 @@ def _absorb(entity: Entity, spec: EntitySpec, *, alias: str | None = None) -> En
     if spec.metadata and any(entity.metadata.get(k) != v for k, v in spec.metadata.items()):
         entity.metadata = {**entity.metadata, **spec.metadata}
         changed.append("metadata")
-    if entity.entity_type == EntityType.UNKNOWN and spec.entity_type != EntityType.UNKNOWN:
-        taken = (
-            Entity.objects.filter(project_id=entity.project_id)
-            .filter(normalized_name=entity.normalized_name, entity_type=spec.entity_type)
-            .exists()
-        )
-        if not taken:
-            entity.entity_type = spec.entity_type
-            changed.append("entity_type")
-    if changed:
-        entity.updated_at = timezone.now()
-        entity.save(update_fields=[*changed, "updated_at"])
-    return entity
+    upgrade = entity.entity_type == EntityType.UNKNOWN != spec.entity_type
+    if upgrade and not type_taken(entity, spec.entity_type):
+        entity.entity_type = spec.entity_type
+        changed.append("entity_type")
+    return changed
 
 
 def _match_by_key(project: Project, spec: EntitySpec) -> Entity | None:
-    """Same normalised name or alias. Prefer the same type, then an `unknown` one (to upgrade),
-    then, for an untyped mention, whichever typed entity carries that name."""
     candidates = list(
         Entity.objects.for_project(project)
         .filter(lookup_keys__contains=[normalize_name(spec.name)])
         .defer("embedding")
         .order_by("created_at", "id")
     )
+    return pick_by_key(candidates, spec)
+
+
+def pick_by_key(candidates: list[Entity], spec: EntitySpec) -> Entity | None:
+    """Among the entities carrying the spec's name or alias (oldest first): prefer the same
+    type, then an `unknown` one (to upgrade), then, for an untyped mention, whichever typed
+    entity carries that name."""
     for wanted in (spec.entity_type, EntityType.UNKNOWN):
         for entity in candidates:
             if entity.entity_type == wanted:
@@ -214,46 +242,22 @@ def _match_by_key(project: Project, spec: EntitySpec) -> Entity | None:
     return None
 
 
-def _match_by_embedding(project: Project, spec: EntitySpec, vector: list[float]) -> Entity | None:
-    types = [spec.entity_type, EntityType.UNKNOWN]
-    queryset = Entity.objects.for_project(project).filter(embedding__isnull=False)
-    if spec.entity_type != EntityType.UNKNOWN:
-        queryset = queryset.filter(entity_type__in=types)
-    return (
-        queryset.annotate(distance=CosineDistance("embedding", vector))
-        .filter(distance__lte=1.0 - MERGE_SIMILARITY)
-        .order_by("distance")
-        .defer("embedding")
-        .first()
-    )
-
-
 @transaction.atomic
 def entities_resolve(*, project: Project, specs: list[EntitySpec]) -> list[Entity]:
-    """The entity each spec names, matched by name/alias or near-duplicate embedding, created
-    only when nothing matches. One embedding batch for all the new names."""
-    specs = [spec.cleaned() for spec in specs]
-    found: dict[int, Entity] = {}
-    for index, spec in enumerate(specs):
-        match = _match_by_key(project, spec)
-        if match is not None:
-            found[index] = _absorb(match, spec)
-    missing = [index for index in range(len(specs)) if index not in found]
-    texts = [_embedding_text(specs[i].name, specs[i].description) for i in missing]
-    for index, vector in zip(missing, embed_or_none(texts), strict=True):
-        found[index] = _resolve_new(project, specs[index], vector)
-    return [found[index] for index in range(len(specs))]
+    """The entity each spec names, matched by name/alias or near-duplicate embedding
+    (similarity >= MERGE_SIMILARITY), created only when nothing matches. Set-wise: a handful
+    of statements whatever the number of specs (see `entities.services.resolution`)."""
+    from entities.services.resolution import entities_resolve_groups  # builds on this module
+
+    cleaned = [spec.cleaned() for spec in specs]
+    return entities_resolve_groups(project=project, groups=[cleaned])[0]
 
 
-def _resolve_new(project: Project, spec: EntitySpec, vector: list[float] | None) -> Entity:
-    # an earlier spec in the same batch may have created it already
-    match = _match_by_key(project, spec)
-    if match is None and vector is not None:
-        near = _match_by_embedding(project, spec, vector)
-        if near is not None:
-            return _absorb(near, spec, alias=spec.name)
-    if match is not None:
-        return _absorb(match, spec)
+def entity_insert_or_absorb(
+    project: Project, spec: EntitySpec, vector: list[float] | None
+) -> Entity:
+    """Insert one entity; if a concurrent writer inserted the same name and type first,
+    fold the spec into that winner instead."""
     try:
         with transaction.atomic():
             return _insert(project, spec, vector)

@@ -1,29 +1,30 @@
 """Where memories meet the graph: names given on store, extraction, and linking.
 
 `memories_stored` is the one hook memory writes call (lazily imported, so the memories app
-does not depend on this one at import time)."""
+does not depend on this one at import time). Everything here is set-wise, so a bulk write of
+hundreds of memories costs a handful of statements, not a dozen per memory: one resolution
+of all the batch's entities (`resolution.py`), one INSERT for all the memory links, one pass
+over all the relations (`relations_bulk.py`). One memory is a batch of one."""
 
 from __future__ import annotations
 
 import logging
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
+from django.utils import timezone
 
 from entities.models import Entity, EntityMemory, EntityType, Relation
-from entities.services.entities import EntitySpec, entities_resolve, entity_embedding_text
-from entities.services.extraction import Extraction, extract, extract_offline
-from entities.services.relations import (
-    RelationSpec,
-    relation_upsert,
-    relations_close_matching,
-)
+from entities.services.entities import EntitySpec
+from entities.services.extraction import Extraction, extract
+from entities.services.relations import RelationSpec, check_relation_type
+from entities.services.relations_bulk import RelationMention, relations_reinforce_bulk
+from entities.services.resolution import entities_resolve_groups
 from memories.models import Memory
-from memories.services.embedding import prefetched_embeddings
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
 
@@ -35,39 +36,77 @@ EXTRACTED_STRENGTH = 0.5
 EXTRACTED_CONFIDENCE = {"llm": 0.9, "offline": 0.7}
 CONTEXT_CHARS = 500
 
+# Links in one statement; a link that exists keeps the higher relevance (and is not rewritten
+# when it already has it).
+_LINK_SQL = f"""
+INSERT INTO {EntityMemory._meta.db_table} AS link
+    (project_id, entity_id, memory_id, relevance, created_at)
+SELECT %(project)s, t.entity_id, t.memory_id, t.relevance, %(now)s
+FROM unnest(%(entities)s::bigint[], %(memories)s::uuid[], %(relevances)s::float8[])
+    AS t(entity_id, memory_id, relevance)
+ON CONFLICT (project_id, entity_id, memory_id) DO UPDATE
+    SET relevance = EXCLUDED.relevance WHERE link.relevance < EXCLUDED.relevance
+"""
+
+Link = tuple[UUID, int, float]  # (memory id, entity id, relevance)
+
+
+def entity_memories_link(*, project: Project, links: list[Link]) -> None:
+    """Associate memories with entities in one statement; an existing link keeps the higher
+    relevance."""
+    best: dict[tuple[UUID, int], float] = {}
+    for memory_id, entity_id, relevance in links:
+        best[(memory_id, entity_id)] = max(relevance, best.get((memory_id, entity_id), 0.0))
+    if not best:
+        return
+    params: dict[str, Any] = {
+        "project": project.pk,
+        "now": timezone.now(),
+        "entities": [entity_id for _memory_id, entity_id in best],
+        "memories": [memory_id for memory_id, _entity_id in best],
+        "relevances": list(best.values()),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_LINK_SQL, params)
+
 
 def memory_entities_link(
     *, project: Project, memory: Memory, entities: list[Entity], relevance: float
 ) -> None:
     """Associate `memory` with `entities`; an existing link keeps the higher relevance."""
-    for entity in {entity.pk: entity for entity in entities}.values():
-        link, created = EntityMemory.objects.get_or_create(
-            project=project, entity=entity, memory=memory, defaults={"relevance": relevance}
-        )
-        if not created and link.relevance < relevance:
-            link.relevance = relevance
-            link.save(update_fields=["relevance"])
+    links = [(memory.pk, entity.pk, relevance) for entity in entities]
+    entity_memories_link(project=project, links=links)
+
+
+def memories_link_entity_names(
+    *, project: Project, named: list[tuple[Memory, list[str]]]
+) -> list[list[Entity]]:
+    """`entity_names` on store: each name resolves to an entity (created `unknown` if new),
+    for all the memories of a write at once."""
+    try:
+        groups = [[EntitySpec(name=name).cleaned() for name in names] for _m, names in named]
+    except InvalidInput as exc:
+        raise InvalidInput(exc.message, fields={"entity_names": [exc.message]}) from exc
+    resolved = entities_resolve_groups(project=project, groups=groups)
+    links = [
+        (memory.pk, entity.pk, NAMED_RELEVANCE)
+        for (memory, _names), entities in zip(named, resolved, strict=True)
+        for entity in entities
+    ]
+    entity_memories_link(project=project, links=links)
+    return resolved
 
 
 def memory_link_entity_names(*, project: Project, memory: Memory, names: list[str]) -> list:
-    """`entity_names` on store: each name resolves to an entity (created `unknown` if new)."""
-    specs = [EntitySpec(name=name) for name in names]
-    try:
-        entities = entities_resolve(project=project, specs=specs)
-    except InvalidInput as exc:
-        raise InvalidInput(exc.message, fields={"entity_names": [exc.message]}) from exc
-    memory_entities_link(
-        project=project, memory=memory, entities=entities, relevance=NAMED_RELEVANCE
-    )
-    return entities
+    return memories_link_entity_names(project=project, named=[(memory, names)])[0]
 
 
 def memories_stored(*, project: Project, stored: list[tuple[Memory, bool, list[str]]]) -> None:
-    """Called by memory writes for each (memory, created, entity_names): link the names now,
-    extract entities and relations from new memories (inline or as a job, per settings)."""
-    for memory, _created, names in stored:
-        if names:
-            memory_link_entity_names(project=project, memory=memory, names=names)
+    """Called by memory writes with (memory, created, entity_names) for each memory: link the
+    names now, extract entities and relations from new memories (inline or as a job)."""
+    named = [(memory, names) for memory, _created, names in stored if names]
+    if named:
+        memories_link_entity_names(project=project, named=named)
     new_ids = [memory.pk for memory, created, _names in stored if created]
     if new_ids:
         _schedule_extraction(project, new_ids)
@@ -90,34 +129,7 @@ def _schedule_extraction(project: Project, memory_ids: list[UUID]) -> None:
             for memory_id in memory_ids:
                 transaction.on_commit(partial(_enqueue, project.pk, str(memory_id)))
         case _:
-            with _entity_vectors_prefetched(project, memory_ids):
-                for memory_id in memory_ids:
-                    _extract_quietly(project, memory_id)
-
-
-def _entity_vectors_prefetched(project: Project, memory_ids: list[UUID]) -> AbstractContextManager:
-    """A bulk write's offline extraction embeds its entity names in one batch, not memory by
-    memory (the LLM extractor is not called twice for this: it runs as a job anyway)."""
-    from memoryplatform.llm import get_llm
-
-    if len(memory_ids) < 2 or get_llm() is not None:
-        return nullcontext()
-    contents = (
-        Memory.objects.for_project(project)
-        .filter(pk__in=memory_ids)
-        .values_list("content", flat=True)
-    )
-    texts = []
-    for content in contents:
-        extraction = extract_offline(content)
-        specs = [EntitySpec(e.name, e.entity_type, e.description) for e in extraction.entities]
-        specs += [EntitySpec(name) for r in extraction.relations for name in (r.source, r.target)]
-        for spec in specs:
-            try:
-                texts.append(entity_embedding_text(spec.cleaned()))
-            except InvalidInput:  # resolution will refuse it; nothing to prefetch
-                continue
-    return prefetched_embeddings(texts)
+            _extract_batch_quietly(project, memory_ids)
 
 
 def _enqueue(project_id: int, memory_id: str) -> None:
@@ -126,13 +138,42 @@ def _enqueue(project_id: int, memory_id: str) -> None:
     async_task("entities.tasks.extract_memory_graph", project_id, memory_id)
 
 
-def _extract_quietly(project: Project, memory_id: UUID) -> None:
-    """Extraction must never lose a memory: a failure rolls back only the graph changes."""
+def _extract_batch_quietly(project: Project, memory_ids: list[UUID]) -> None:
+    """Extraction must never lose a memory: a failure rolls back only the graph changes. If
+    the batch fails as a whole, each memory gets its own try, so one bad memory costs only
+    its own graph."""
+    items = [(memory, _extract_or_none(memory)) for memory in _live(project, memory_ids)]
+    extracted = [(memory, extraction) for memory, extraction in items if extraction]
     try:
         with transaction.atomic():
-            memory_graph_extract(project=project, memory_id=memory_id)
+            graph_apply_batch(project=project, items=extracted)
     except Exception:
-        logger.exception("graph extraction failed for memory %s", memory_id)
+        logger.exception("graph extraction failed for a batch of %d memories", len(extracted))
+        if len(extracted) > 1:
+            for memory, extraction in extracted:
+                _apply_quietly(project, memory, extraction)
+
+
+def _live(project: Project, memory_ids: list[UUID]) -> list[Memory]:
+    live = Memory.objects.for_project(project).alive().only("id", "project_id", "content")
+    found = live.in_bulk(memory_ids)
+    return [found[pk] for pk in memory_ids if pk in found]
+
+
+def _extract_or_none(memory: Memory) -> Extraction | None:
+    try:
+        return extract(memory.content)
+    except Exception:
+        logger.exception("graph extraction failed for memory %s", memory.pk)
+        return None
+
+
+def _apply_quietly(project: Project, memory: Memory, extraction: Extraction) -> None:
+    try:
+        with transaction.atomic():
+            graph_apply(project=project, extraction=extraction, memory=memory)
+    except Exception:
+        logger.exception("graph extraction failed for memory %s", memory.pk)
 
 
 @dataclass
@@ -157,7 +198,43 @@ def graph_apply(
     *, project: Project, extraction: Extraction, memory: Memory | None = None
 ) -> GraphChanges:
     """Merge an extraction: resolve entities (dedup, near-duplicate merge), link the memory,
-    upsert (reinforce) stated relations and close retracted ones."""
+    upsert (reinforce) stated relations and close retracted ones. An invalid entity name or
+    retracted relation type raises InvalidInput."""
+    return _apply_plans(project, [_plan(extraction, memory)])[0]
+
+
+@transaction.atomic
+def graph_apply_batch(
+    *, project: Project, items: list[tuple[Memory, Extraction]]
+) -> list[GraphChanges | None]:
+    """`graph_apply` for many memories at once, with the result of applying them one after
+    the other. A memory whose extraction names something invalid is skipped (None), as the
+    one-by-one path would roll back just that memory's graph."""
+    plans: list[_Plan | None] = []
+    for memory, extraction in items:
+        try:
+            plans.append(_plan(extraction, memory))
+        except InvalidInput as exc:
+            logger.warning("graph extraction skipped for memory %s: %s", memory.pk, exc.message)
+            plans.append(None)
+    applied = iter(_apply_plans(project, [plan for plan in plans if plan is not None]))
+    return [None if plan is None else next(applied) for plan in plans]
+
+
+@dataclass
+class _Plan:
+    """One extraction, checked before anything is written: cleaned entity specs (with the
+    name each was extracted under) and the relations to state or retract."""
+
+    memory: Memory | None
+    extractor: str
+    names: list[str] = field(default_factory=list)  # casefolded, as relations name them
+    specs: list[EntitySpec] = field(default_factory=list)
+    relations: list[tuple[str, str, RelationSpec, bool]] = field(default_factory=list)
+
+
+def _plan(extraction: Extraction, memory: Memory | None) -> _Plan:
+    plan = _Plan(memory=memory, extractor=extraction.extractor)
     specs = [EntitySpec(e.name, e.entity_type, e.description) for e in extraction.entities]
     known = {spec.name.casefold() for spec in specs}
     for relation in extraction.relations:
@@ -165,34 +242,43 @@ def graph_apply(
             if name.casefold() not in known:
                 specs.append(EntitySpec(name, EntityType.UNKNOWN))
                 known.add(name.casefold())
-    entities = entities_resolve(project=project, specs=specs)
-    by_name = {spec.name.casefold(): entity for spec, entity in zip(specs, entities, strict=True)}
-    changes = GraphChanges(entities=list({e.pk: e for e in entities}.values()))
-    changes.extractor = extraction.extractor
-    if memory is not None:
-        memory_entities_link(
-            project=project, memory=memory, entities=entities, relevance=EXTRACTED_RELEVANCE
-        )
+    plan.names = [spec.name.casefold() for spec in specs]
+    plan.specs = [spec.cleaned() for spec in specs]
     for relation in extraction.relations:
-        source, target = by_name[relation.source.casefold()], by_name[relation.target.casefold()]
-        if source.pk == target.pk:
-            continue
-        if relation.retracted:
-            changes.closed += relations_close_matching(
-                project=project, source=source, target=target, relation_type=relation.relation_type
-            )
-            continue
         spec = _extracted_spec(relation.relation_type, extraction.extractor, memory)
+        source, target = relation.source.casefold(), relation.target.casefold()
+        if relation.retracted:  # an invalid type here fails the memory, as closing would
+            spec.relation_type = check_relation_type(spec.relation_type)
+            plan.relations.append((source, target, spec, True))
+            continue
         try:
-            result = relation_upsert(
-                project=project, source=source, target=target, spec=spec, reinforce=True
-            )
+            plan.relations.append((source, target, spec.cleaned(), False))
         except InvalidInput as exc:  # an LLM's odd relation name skips that relation only
             logger.info("skipped extracted relation %s: %s", relation, exc.message)
-            continue
-        changes.relations.append(result.relation)
+    return plan
+
+
+def _apply_plans(project: Project, plans: list[_Plan]) -> list[GraphChanges]:
+    resolved = entities_resolve_groups(project=project, groups=[plan.specs for plan in plans])
+    all_changes, links, mentions, owners = [], [], [], []
+    for plan, entities in zip(plans, resolved, strict=True):
+        changes = GraphChanges(list({e.pk: e for e in entities}.values()), extractor=plan.extractor)
+        all_changes.append(changes)
+        if plan.memory is not None:
+            links += [(plan.memory.pk, entity.pk, EXTRACTED_RELEVANCE) for entity in entities]
+        by_name = dict(zip(plan.names, entities, strict=True))
+        for source_name, target_name, spec, retracted in plan.relations:
+            source, target = by_name[source_name], by_name[target_name]
+            if source.pk != target.pk:
+                mentions.append(RelationMention(source, target, spec, retracted))
+                owners.append(changes)
+    entity_memories_link(project=project, links=links)
+    results = relations_reinforce_bulk(project=project, mentions=mentions)
+    for changes, result in zip(owners, results, strict=True):
+        if result.relation is not None:
+            changes.relations.append(result.relation)
         changes.closed += result.closed
-    return changes
+    return all_changes
 
 
 def _extracted_spec(relation_type: str, extractor: str, memory: Memory | None) -> RelationSpec:

@@ -81,7 +81,7 @@ class RelationResult:
     closed: list[Relation] = field(default_factory=list)
 
 
-def _emit_created(relation: Relation) -> None:
+def emit_relation_created(relation: Relation) -> None:
     emit(
         project_id=relation.project_id,
         project_slug=relation.project.slug,
@@ -152,7 +152,7 @@ def relation_upsert(
             relation.save(force_insert=True)
     except IntegrityError as exc:
         raise Conflict("this relation was created concurrently; retry") from exc
-    _emit_created(relation)
+    emit_relation_created(relation)
     return RelationResult(relation, created=True, closed=closed)
 
 
