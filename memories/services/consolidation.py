@@ -67,6 +67,8 @@ class ConsolidationReport:
     threshold: float
     since: str | None = None  # incremental: memories changed since then were scanned
     memories_scanned: int = 0
+    scopes_exact: int = 0  # scopes compared pair by pair
+    scopes_probed: int = 0  # scopes searched with HNSW probes
     clusters_found: int = 0
     memories_merged: int = 0
     memories_deleted: int = 0
@@ -157,6 +159,7 @@ def memories_consolidate(
             )
         }
         report.memories_scanned = search.seekers
+        report.scopes_exact, report.scopes_probed = search.exact_scopes, search.probed_scopes
         clusters, conflicts = _stars(pairs, memories, threshold)
         report.clusters_found = len(clusters)
         report.memories_merged = sum(len(members) for _, members in clusters)
