@@ -47,7 +47,7 @@ class SearchResult:
 
 def search_queryset(*, project: Project, query: SearchQuery) -> QuerySet[Memory]:
     """The project's live memories matching the query's filters, with effective_confidence."""
-    return apply_filters(memory_queryset(project=project), query.filters)
+    return apply_filters(memory_queryset(project=project), query.filters, project=project)
 
 
 def candidate_count(query: SearchQuery) -> int:

@@ -9,21 +9,31 @@ sent with every database connection (settings.DATABASES), so a search is one sta
 
 from __future__ import annotations
 
+import functools
+
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import QuerySet
 from pgvector.django import CosineDistance
 
-from memories.embeddings import get_embedder
+from memories.embeddings import Embedder, get_embedder
 from memories.models import Memory
 from memories.selectors.search.dispatch import candidate_count, search_queryset
 from memories.selectors.search_types import SearchHit, SearchQuery
 from tenants.models import Project
 
+QUERY_CACHE_SIZE = 1024  # query embeddings kept per process (about 1.6 MB at 384 dims)
+
 
 def query_vector(text: str) -> list[float]:
-    """The query's embedding; ProviderError (502) when the provider fails."""
-    return get_embedder().embed(text)
+    """The query's embedding; ProviderError (502) when the provider fails. Recent queries
+    are remembered per process (agents repeat their searches; failures are not cached)."""
+    return list(_cached_vector(get_embedder(), text))
+
+
+@functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
+def _cached_vector(embedder: Embedder, text: str) -> tuple[float, ...]:
+    return tuple(embedder.embed(text))  # keyed by the provider instance: a new one starts empty
 
 
 def min_similarity_of(query: SearchQuery) -> float:
