@@ -50,18 +50,17 @@ from tenants.models import Project
 MAX_BULK_ITEMS = 1000
 NEIGHBOURS = 3
 
-# Nearest live neighbours of the same scope for each new memory, in one statement: one HNSW
-# probe per vector (iterative scans keep going until NEIGHBOURS rows pass the scope filter).
+# Nearest live neighbours of one scope for each new memory of that scope, in one statement:
+# the scope is constants (not a join column), so PostgreSQL can choose per scope between the
+# HNSW index (a large scope; iterative scans fill NEIGHBOURS rows) and the scope's own rows.
 _NEIGHBOURS_SQL = """
 SELECT q.i, n.id, n.content, 1 - n.distance
-FROM unnest(%(indexes)s::int[], %(vectors)s::vector[], %(users)s::text[], %(agents)s::text[],
-            %(runs)s::text[]) AS q(i, v, u, a, r)
+FROM unnest(%(indexes)s::int[], %(vectors)s::vector[]) AS q(i, v)
 CROSS JOIN LATERAL (
     SELECT m.id, m.content, m.embedding <=> q.v AS distance
     FROM memories_memory m
     WHERE m.project_id = %(project)s AND m.deleted_at IS NULL AND m.embedding IS NOT NULL
-      AND m.user_id IS NOT DISTINCT FROM q.u AND m.agent_id IS NOT DISTINCT FROM q.a
-      AND m.run_id IS NOT DISTINCT FROM q.r
+      AND {scope}
     ORDER BY m.embedding <=> q.v
     LIMIT %(limit)s
 ) n
@@ -182,23 +181,29 @@ def _similarity_matrix(vectors: list) -> np.ndarray:
 def _store_neighbours(
     project: Project, memories: list[Memory], indexes: list[int], threshold: float
 ) -> dict[int, list[tuple[UUID, str, float]]]:
-    chosen = [memories[i] for i in indexes]
-    params = {
-        "indexes": indexes,
-        "vectors": [_vector_literal(m.embedding) for m in chosen],
-        "users": [m.user_id for m in chosen],
-        "agents": [m.agent_id for m in chosen],
-        "runs": [m.run_id for m in chosen],
-        "project": project.pk,
-        "limit": NEIGHBOURS,
-        "max_distance": 1.0 - threshold,
-    }
+    """{item index: [(id, content, similarity)]} of live same-scope memories ≥ threshold;
+    one statement per distinct scope in the batch."""
+    by_scope: dict[Scope, list[int]] = {}
+    for index in indexes:
+        by_scope.setdefault(Scope.of(memories[index]), []).append(index)
     found: dict[int, list[tuple[UUID, str, float]]] = {}
     with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-        cursor.execute(_NEIGHBOURS_SQL, params)
-        for index, row_id, content, score in cursor.fetchall():
-            found.setdefault(index, []).append((row_id, content, float(score)))
+        for scope, members in by_scope.items():
+            conditions, params = [], {}
+            for name in ("user_id", "agent_id", "run_id"):
+                value = getattr(scope, name)
+                conditions.append(f"m.{name} = %({name})s" if value else f"m.{name} IS NULL")
+                params[name] = value
+            params |= {
+                "indexes": members,
+                "vectors": [_vector_literal(memories[i].embedding) for i in members],
+                "project": project.pk,
+                "limit": NEIGHBOURS,
+                "max_distance": 1.0 - threshold,
+            }
+            cursor.execute(_NEIGHBOURS_SQL.format(scope=" AND ".join(conditions)), params)
+            for index, row_id, content, score in cursor.fetchall():
+                found.setdefault(index, []).append((row_id, content, float(score)))
     return found
 
 
