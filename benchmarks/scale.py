@@ -140,6 +140,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--batch", type=int, default=500, help="memories per bulk create")
     parser.add_argument("--single", type=int, default=200, help="memories stored one by one")
     parser.add_argument("--recall-queries", type=int, default=100)
+    parser.add_argument(
+        "--more",
+        type=int,
+        default=0,
+        help="then store this many more into the N already there (ingest cost at size N)",
+    )
     parser.add_argument("--no-http", action="store_true")
     parser.add_argument("--seed", type=int, default=7)
     return parser.parse_args(argv)
@@ -159,11 +165,11 @@ def fill(template: str, rng: random.Random) -> str:
     )
 
 
-def generate(n: int, rng: random.Random) -> list[Any]:
+def generate(n: int, rng: random.Random, start: int = 0) -> list[Any]:
     from memories.services.memories import MemoryInput
 
     items = []
-    for index in range(n):
+    for index in range(start, start + n):
         text = f"{fill(rng.choice(TEMPLATES), rng)} (note {index})"
         items.append(
             MemoryInput(
@@ -231,6 +237,12 @@ def queries(count: int, rng: random.Random) -> list[str]:
     return [fill(rng.choice(QUERIES), rng) for _ in range(count)]
 
 
+def fresh(texts: list[str], rng: random.Random) -> list[str]:
+    """New questions for each measurement, so one mode does not find the query embeddings of
+    another in the per-process cache (repeats within a list happen, as with real agents)."""
+    return queries(len(texts), rng)
+
+
 def filtered(rng: random.Random) -> dict[str, Any]:
     return {"user_id": f"user-{rng.randrange(50)}", "memory_types": rng.sample(TYPES, 3)}
 
@@ -244,7 +256,7 @@ def server_side(project: Any, texts: list[str], rng: random.Random) -> dict[str,
     for mode in ("keyword", "semantic", "hybrid"):
         for with_filters in (False, True):
             samples = []
-            for text in texts:
+            for text in fresh(texts, rng):
                 filters = MemoryFilters(**filtered(rng)) if with_filters else MemoryFilters()
                 query = SearchQuery(text=text, mode=mode, filters=filters, limit=10)
                 started = time.perf_counter()
@@ -328,7 +340,7 @@ def through_http(project: Any, texts: list[str], rng: random.Random) -> dict[str
         for mode in ("keyword", "semantic", "hybrid"):
             for with_filters in (False, True):
                 samples = []
-                for text in texts:
+                for text in fresh(texts, rng):
                     body = {"query": text, "mode": mode, "limit": 10}
                     if with_filters:
                         body |= filtered(rng)
@@ -372,6 +384,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"generating and storing {args.n} memories...")
         ingest_stats = ingest(project, generate(args.n, rng), args)
         print(ingest_stats)
+    if args.more:
+        print(f"storing {args.more} more memories into the {args.n}...")
+        more = generate(args.more, random.Random(args.seed + 1), start=args.n * 10)
+        ingest_stats["more"] = ingest(project, more, args)
+        print(ingest_stats["more"])
     stored = Memory.objects.filter(project=project, deleted_at__isnull=True).count()
 
     texts = queries(args.queries, rng)
