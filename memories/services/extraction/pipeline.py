@@ -5,6 +5,15 @@ similar memories in scope, decide ADD / UPDATE / DELETE / NONE (LLM, or similari
 offline) → apply every event of the call in one transaction, through the same services as
 every other write (history, dedup, entities, live events) → `{"results": [events]}`.
 
+Everything up to the decisions runs outside any transaction and without the scope's lock, so
+a slow model never blocks the scope's other writers; only applying the events takes the lock.
+The store may have changed in between, so each decision is checked again under the lock
+against the memory the model was shown (`_Applier._current`): a target that was deleted, or
+whose content changed (not by this call), voids the decision: UPDATE and NONE become an ADD
+of their text (the write-time duplicate rules still merge it into an equal or near-identical
+memory), DELETE becomes NONE (nothing is removed on the strength of a text the model never
+saw).
+
 Degradation (seed 003 §14.3): extraction failing returns no events; a fact whose embedding
 fails is skipped; a failed decision call falls back to the offline decision for that fact.
 """
@@ -12,7 +21,9 @@ fails is skipped; a failed decision call falls back to the offline decision for 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 from django.db import transaction
 
@@ -21,7 +32,7 @@ from memories.selectors.similar import Neighbour, memories_similar_to
 from memories.services.content import Scope, check_metadata, content_hash
 from memories.services.contradictions import contradiction_cues, contradictions_detect_for
 from memories.services.dedup import lock_scopes
-from memories.services.embedding import embed_or_none
+from memories.services.embedding import embed_or_none, prefetched_embeddings
 from memories.services.extraction.llm import Decision, decide_llm, extract_facts_llm
 from memories.services.extraction.messages import conversation_text, parse_messages
 from memories.services.extraction.offline import (
@@ -48,6 +59,15 @@ logger = logging.getLogger(__name__)
 
 CANDIDATES = 5
 SOURCE = "add"
+
+
+@dataclass(frozen=True)
+class FactPlan:
+    """One fact and what was decided about it, before anything is written."""
+
+    fact: str
+    vector: list[float]
+    decisions: list[Decision]
 
 
 def _event(event: str, memory: Memory | None, **extra: Any) -> dict[str, Any]:
@@ -90,16 +110,46 @@ def memories_add(
     facts = _extract(project, llm, parsed, prompt)
     if facts is None:
         return {"results": []}
-    vectors = _embed(facts)
-    pipeline = _Pipeline(project=project, scope=scope, metadata=metadata, actor=actor, llm=llm)
-    with transaction.atomic():
+    plans = _plan(project, scope, llm, facts)  # reads and model calls: no transaction, no lock
+    rewritten = [d.text for p in plans for d in p.decisions if d.text and d.text != p.fact]
+    applier = _Applier(project=project, scope=scope, metadata=metadata, actor=actor)
+    with prefetched_embeddings(rewritten), transaction.atomic():  # embedded before the lock
         lock_scopes(project=project, scopes=[scope])
-        for fact, vector in zip(facts, vectors, strict=True):
-            if vector is None:
-                logger.warning("skipping a fact whose embedding failed")
-                continue
-            pipeline.process(fact, vector)
-    return {"results": pipeline.events}
+        for plan in plans:
+            applier.apply(plan)
+    return {"results": applier.events}
+
+
+def _plan(project: Project, scope: Scope, llm: ChatLLM | None, facts: list[str]) -> list[FactPlan]:
+    plans = []
+    for fact, vector in zip(facts, _embed(facts), strict=True):
+        if vector is None:
+            logger.warning("skipping a fact whose embedding failed")
+            continue
+        neighbours = memories_similar_to(
+            project=project, embedding=vector, scope=scope, limit=CANDIDATES
+        )
+        decisions = _decide(project, llm, fact, neighbours)
+        plans.append(FactPlan(fact, vector, [_with_target(d, neighbours) for d in decisions]))
+    return plans
+
+
+def _with_target(decision: Decision, neighbours: list[Neighbour]) -> Decision:
+    """A NONE without a target is about the closest memory (reported as the event's id)."""
+    if decision.event == "NONE" and decision.target is None and neighbours:
+        return Decision("NONE", decision.text, neighbours[0].memory)
+    return decision
+
+
+def _decide(
+    project: Project, llm: ChatLLM | None, fact: str, neighbours: list[Neighbour]
+) -> list[Decision]:
+    if llm is not None:
+        try:
+            return decide_llm(llm, fact=fact, candidates=[n.memory for n in neighbours])
+        except ProviderError as exc:
+            logger.warning("update decision failed, deciding offline: %s", exc)
+    return decide_offline(project=project, fact=fact, neighbours=neighbours)
 
 
 def _extract(project: Project, llm: ChatLLM | None, parsed: Any, prompt: str | None) -> Any:
@@ -137,67 +187,65 @@ def _store_verbatim(
     return [_event("NONE", result.memory)]
 
 
-class _Pipeline:
-    def __init__(
-        self,
-        *,
-        project: Project,
-        scope: Scope,
-        metadata: dict[str, Any],
-        actor: Actor,
-        llm: ChatLLM | None,
-    ) -> None:
-        self.project, self.scope, self.metadata, self.actor, self.llm = (
-            project,
-            scope,
-            metadata,
-            actor,
-            llm,
-        )
-        self.events: list[dict[str, Any]] = []
+class _Applier:
+    """Applies the plans of one call under the scope's lock, checking each decision again."""
 
-    def process(self, fact: str, vector: list[float]) -> None:
-        neighbours = memories_similar_to(
-            project=self.project, embedding=vector, scope=self.scope, limit=CANDIDATES
-        )
-        decisions = self._decide(fact, neighbours)
+    def __init__(
+        self, *, project: Project, scope: Scope, metadata: dict[str, Any], actor: Actor
+    ) -> None:
+        self.project, self.scope, self.metadata, self.actor = project, scope, metadata, actor
+        self.events: list[dict[str, Any]] = []
+        self.written: dict[UUID, str] = {}  # content hash this call gave a memory
+
+    def apply(self, plan: FactPlan) -> None:
         replacement: Memory | None = None
-        deletes = [d for d in decisions if d.event == "DELETE"]
+        decisions = [self._revalidated(plan.fact, decision) for decision in plan.decisions]
         for decision in [d for d in decisions if d.event != "DELETE"]:
             try:
-                memory = self._apply(decision, fact, vector, neighbours)
+                memory = self._apply(decision, plan)
             except NotFound:
-                continue  # an earlier fact of this call already removed the target
+                continue  # the target vanished after it was checked (same transaction: rare)
             replacement = replacement or memory
-        for decision in deletes:
+        for decision in [d for d in decisions if d.event == "DELETE"]:
             self._delete(decision, replacement)
 
-    # --- decisions ---------------------------------------------------------------------
+    # --- re-validation under the lock --------------------------------------------------
 
-    def _decide(self, fact: str, neighbours: list[Neighbour]) -> list[Decision]:
-        if self.llm is not None:
-            try:
-                return decide_llm(self.llm, fact=fact, candidates=[n.memory for n in neighbours])
-            except ProviderError as exc:
-                logger.warning("update decision failed, deciding offline: %s", exc)
-        return decide_offline(project=self.project, fact=fact, neighbours=neighbours)
+    def _current(self, shown: Memory) -> Memory | None:
+        """The target as it is now, or None if it is gone or its content changed since the
+        model was shown it (changes this call made itself do not count)."""
+        current = Memory.objects.filter(pk=shown.pk, deleted_at__isnull=True).first()
+        if current is None:
+            return None
+        if current.content_hash not in (shown.content_hash, self.written.get(current.pk)):
+            return None
+        return current
+
+    def _revalidated(self, fact: str, decision: Decision) -> Decision:
+        if decision.target is None or decision.event == "ADD":
+            return decision
+        current = self._current(decision.target)
+        if current is not None:
+            return Decision(decision.event, decision.text, current)
+        logger.info(
+            "%s of %s is stale (deleted or changed meanwhile)", decision.event, decision.target.pk
+        )
+        if decision.event == "DELETE":  # reported with the memory as it is now
+            row = Memory.objects.filter(pk=decision.target.pk).first()
+            return Decision("NONE", None, row or decision.target)
+        return Decision("ADD", decision.text or fact)  # UPDATE or NONE of a vanished memory
 
     # --- events ------------------------------------------------------------------------
 
-    def _apply(
-        self, decision: Decision, fact: str, vector: list[float], neighbours: list[Neighbour]
-    ) -> Memory | None:
+    def _apply(self, decision: Decision, plan: FactPlan) -> Memory | None:
         if decision.event == "ADD":
-            return self._add(decision.text or fact, fact, vector, neighbours)
+            return self._add(decision.text or plan.fact, plan)
         if decision.event == "UPDATE" and decision.target is not None:
-            return self._update(decision.target, decision.text or fact)
-        target = decision.target or (neighbours[0].memory if neighbours else None)
-        self.events.append(_event("NONE", target))
+            return self._update(decision.target, decision.text or plan.fact)
+        self.events.append(_event("NONE", decision.target))
         return None
 
-    def _add(
-        self, text: str, fact: str, vector: list[float], neighbours: list[Neighbour]
-    ) -> Memory:
+    def _add(self, text: str, plan: FactPlan) -> Memory:
         memory_type = infer_memory_type(text)
         data = MemoryInput(
             content=text,
@@ -211,15 +259,14 @@ class _Pipeline:
             project=self.project,
             data=data,
             actor=self.actor,
-            embedding=vector if text == fact else None,
+            embedding=plan.vector if text == plan.fact else None,
         )
         if not result.created:
             self.events.append(_event("NONE", result.memory))
             return result.memory
         self.events.append(_event("ADD", result.memory, new_memory=result.memory.content))
-        contradictions_detect_for(
-            project=self.project, memory=result.memory, neighbours=neighbours, use_llm=False
-        )
+        # neighbours as they are now, under the lock (cheap: no model involved)
+        contradictions_detect_for(project=self.project, memory=result.memory, use_llm=False)
         return result.memory
 
     def _update(self, target: Memory, text: str) -> Memory:
@@ -242,15 +289,15 @@ class _Pipeline:
             memory_supersede(project=self.project, old=target, new=existing, actor=self.actor)
             self.events.append(_event("DELETE", target, old_memory=old))
             return existing or target
+        self.written[memory.pk] = memory.content_hash
         self.events.append(_event("UPDATE", memory, old_memory=old, new_memory=memory.content))
         return memory
 
     def _delete(self, decision: Decision, replacement: Memory | None) -> None:
         target = decision.target
-        if target is None or target.deleted_at is not None:
-            return
-        if not Memory.objects.filter(pk=target.pk, deleted_at__isnull=True).exists():
-            return
+        live = Memory.objects.filter(deleted_at__isnull=True)
+        if target is None or not live.filter(pk=target.pk).exists():
+            return  # an earlier decision of this call superseded it already
         memory_supersede(project=self.project, old=target, new=replacement, actor=self.actor)
         self.events.append(_event("DELETE", target, old_memory=target.content))
 
