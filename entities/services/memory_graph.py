@@ -78,38 +78,29 @@ def memory_entities_link(
     entity_memories_link(project=project, links=links)
 
 
-def memories_link_entity_names(
-    *, project: Project, named: list[tuple[Memory, list[str]]]
-) -> list[list[Entity]]:
-    """`entity_names` on store: each name resolves to an entity (created `unknown` if new),
-    for all the memories of a write at once."""
-    try:
-        groups = [[EntitySpec(name=name).cleaned() for name in names] for _m, names in named]
-    except InvalidInput as exc:
-        raise InvalidInput(exc.message, fields={"entity_names": [exc.message]}) from exc
-    resolved = entities_resolve_groups(project=project, groups=groups)
-    links = [
-        (memory.pk, entity.pk, NAMED_RELEVANCE)
-        for (memory, _names), entities in zip(named, resolved, strict=True)
-        for entity in entities
-    ]
-    entity_memories_link(project=project, links=links)
-    return resolved
-
-
-def memory_link_entity_names(*, project: Project, memory: Memory, names: list[str]) -> list:
-    return memories_link_entity_names(project=project, named=[(memory, names)])[0]
-
-
 def memories_stored(*, project: Project, stored: list[tuple[Memory, bool, list[str]]]) -> None:
     """Called by memory writes with (memory, created, entity_names) for each memory: link the
-    names now, extract entities and relations from new memories (inline or as a job)."""
-    named = [(memory, names) for memory, _created, names in stored if names]
-    if named:
-        memories_link_entity_names(project=project, named=named)
+    names, extract entities and relations from new memories (inline or as a job, per
+    settings). Inline, the whole write is one set-wise graph update, memory after memory as
+    single writes would do it: the names of a memory, then its extraction."""
+    named = {i: _named_plan(memory, names) for i, (memory, _, names) in enumerate(stored) if names}
     new_ids = [memory.pk for memory, created, _names in stored if created]
-    if new_ids:
-        _schedule_extraction(project, new_ids)
+    extracted = _extract_inline(project, new_ids) if new_ids else {}
+    plans: list[_Plan] = []
+    for index, (memory, _created, _names) in enumerate(stored):
+        plans += [named[index]] if index in named else []
+        plans += [extracted.pop(memory.pk)] if memory.pk in extracted else []
+    if plans:
+        _apply_stored(project, plans)
+
+
+def _named_plan(memory: Memory, names: list[str]) -> _Plan:
+    """`entity_names` on store: each name resolves to an entity (created `unknown` if new)."""
+    try:
+        specs = [EntitySpec(name=name).cleaned() for name in names]
+    except InvalidInput as exc:
+        raise InvalidInput(exc.message, fields={"entity_names": [exc.message]}) from exc
+    return _Plan(memory=memory, named=True, names=[n.casefold() for n in names], specs=specs)
 
 
 def _extraction_mode() -> str:
@@ -121,15 +112,19 @@ def _extraction_mode() -> str:
     return str(mode)
 
 
-def _schedule_extraction(project: Project, memory_ids: list[UUID]) -> None:
+def _extract_inline(project: Project, memory_ids: list[UUID]) -> dict[UUID, _Plan]:
+    """The checked extraction of each new memory when extraction runs inline; otherwise the
+    memories are queued for the job (or left alone) and there is nothing to apply now."""
     match _extraction_mode():
         case "off":
-            return
+            return {}
         case "async":
             for memory_id in memory_ids:
                 transaction.on_commit(partial(_enqueue, project.pk, str(memory_id)))
+            return {}
         case _:
-            _extract_batch_quietly(project, memory_ids)
+            plans = {memory.pk: _extracted_plan(memory) for memory in _live(project, memory_ids)}
+            return {pk: plan for pk, plan in plans.items() if plan is not None}
 
 
 def _enqueue(project_id: int, memory_id: str) -> None:
@@ -138,42 +133,49 @@ def _enqueue(project_id: int, memory_id: str) -> None:
     async_task("entities.tasks.extract_memory_graph", project_id, memory_id)
 
 
-def _extract_batch_quietly(project: Project, memory_ids: list[UUID]) -> None:
-    """Extraction must never lose a memory: a failure rolls back only the graph changes. If
-    the batch fails as a whole, each memory gets its own try, so one bad memory costs only
-    its own graph."""
-    items = [(memory, _extract_or_none(memory)) for memory in _live(project, memory_ids)]
-    extracted = [(memory, extraction) for memory, extraction in items if extraction]
-    try:
-        with transaction.atomic():
-            graph_apply_batch(project=project, items=extracted)
-    except Exception:
-        logger.exception("graph extraction failed for a batch of %d memories", len(extracted))
-        if len(extracted) > 1:
-            for memory, extraction in extracted:
-                _apply_quietly(project, memory, extraction)
-
-
 def _live(project: Project, memory_ids: list[UUID]) -> list[Memory]:
     live = Memory.objects.for_project(project).alive().only("id", "project_id", "content")
     found = live.in_bulk(memory_ids)
     return [found[pk] for pk in memory_ids if pk in found]
 
 
-def _extract_or_none(memory: Memory) -> Extraction | None:
+def _extracted_plan(memory: Memory) -> _Plan | None:
+    """A failing extractor, or an extraction naming something invalid (a name over 255
+    characters), costs this memory its graph, never the memory or the batch."""
     try:
-        return extract(memory.content)
+        return _plan(extract(memory.content), memory)
+    except InvalidInput as exc:
+        logger.warning("graph extraction skipped for memory %s: %s", memory.pk, exc.message)
     except Exception:
         logger.exception("graph extraction failed for memory %s", memory.pk)
-        return None
+    return None
 
 
-def _apply_quietly(project: Project, memory: Memory, extraction: Extraction) -> None:
+def _apply_stored(project: Project, plans: list[_Plan]) -> None:
+    """Extraction must never lose a memory: a failure rolls back only the graph changes. If
+    the batch fails as a whole, the names are linked on their own (a failure there fails the
+    write, as it always has) and each memory's extraction gets its own try."""
+    extracted = [plan for plan in plans if not plan.named]
+    if not extracted:
+        _apply_plans(project, plans)
+        return
     try:
         with transaction.atomic():
-            graph_apply(project=project, extraction=extraction, memory=memory)
+            _apply_plans(project, plans)
     except Exception:
-        logger.exception("graph extraction failed for memory %s", memory.pk)
+        logger.exception("graph update failed for %d memories; retrying one by one", len(plans))
+        if len(plans) > 1:
+            _apply_plans(project, [plan for plan in plans if plan.named])
+            for plan in extracted:
+                _apply_quietly(project, plan)
+
+
+def _apply_quietly(project: Project, plan: _Plan) -> None:
+    try:
+        with transaction.atomic():
+            _apply_plans(project, [plan])
+    except Exception:
+        logger.exception("graph extraction failed for memory %s", getattr(plan.memory, "pk", None))
 
 
 @dataclass
@@ -203,31 +205,14 @@ def graph_apply(
     return _apply_plans(project, [_plan(extraction, memory)])[0]
 
 
-@transaction.atomic
-def graph_apply_batch(
-    *, project: Project, items: list[tuple[Memory, Extraction]]
-) -> list[GraphChanges | None]:
-    """`graph_apply` for many memories at once, with the result of applying them one after
-    the other. A memory whose extraction names something invalid is skipped (None), as the
-    one-by-one path would roll back just that memory's graph."""
-    plans: list[_Plan | None] = []
-    for memory, extraction in items:
-        try:
-            plans.append(_plan(extraction, memory))
-        except InvalidInput as exc:
-            logger.warning("graph extraction skipped for memory %s: %s", memory.pk, exc.message)
-            plans.append(None)
-    applied = iter(_apply_plans(project, [plan for plan in plans if plan is not None]))
-    return [None if plan is None else next(applied) for plan in plans]
-
-
 @dataclass
 class _Plan:
     """One extraction, checked before anything is written: cleaned entity specs (with the
     name each was extracted under) and the relations to state or retract."""
 
     memory: Memory | None
-    extractor: str
+    extractor: str = ""
+    named: bool = False  # names given on store (relevance 1.0), not an extraction
     names: list[str] = field(default_factory=list)  # casefolded, as relations name them
     specs: list[EntitySpec] = field(default_factory=list)
     relations: list[tuple[str, str, RelationSpec, bool]] = field(default_factory=list)
@@ -265,7 +250,8 @@ def _apply_plans(project: Project, plans: list[_Plan]) -> list[GraphChanges]:
         changes = GraphChanges(list({e.pk: e for e in entities}.values()), extractor=plan.extractor)
         all_changes.append(changes)
         if plan.memory is not None:
-            links += [(plan.memory.pk, entity.pk, EXTRACTED_RELEVANCE) for entity in entities]
+            relevance = NAMED_RELEVANCE if plan.named else EXTRACTED_RELEVANCE
+            links += [(plan.memory.pk, entity.pk, relevance) for entity in entities]
         by_name = dict(zip(plan.names, entities, strict=True))
         for source_name, target_name, spec, retracted in plan.relations:
             source, target = by_name[source_name], by_name[target_name]

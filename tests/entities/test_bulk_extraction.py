@@ -21,8 +21,8 @@ from memoryplatform.events import project_group
 from memoryplatform.lib.actor import SYSTEM
 from tests.fakes.openai_server import tool_calls
 
-# Facts that reinforce, supersede (works_at is single-valued), retract and re-state, plus
-# names given on store that a later memory types.
+# Facts that reinforce, supersede (works_at is single-valued), retract and re-state, names
+# given on store that a later memory types, and spellings that differ by case or punctuation.
 STORY = [
     ("Alice works at Google", []),
     ("Alice uses PostgreSQL and Redis", []),
@@ -38,6 +38,9 @@ STORY = [
     ("Bob uses PostgreSQL again", []),
     ("Alice works at Google", ["Google"]),
     ("Carol collaborates with Erin and Dave", []),
+    ("Hugo uses Node.js", []),
+    ("Ivan uses NodeJS", []),  # a near-duplicate spelling of a name new in this batch
+    ("Hugo uses Docker", ["node.js"]),
 ]
 
 
