@@ -26,22 +26,18 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 from uuid import UUID
 
-from django.apps import apps
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from memories.models import (
-    HistoryEvent,
-    LinkType,
     MaintenanceState,
     Memory,
-    MemoryHistory,
-    MemoryLink,
 )
+from memories.services.consolidation_merge import clusters_absorb
+from memories.services.consolidation_merge import reassign_entities as reassign_entities
 from memories.services.consolidation_pairs import candidate_pairs
 from memories.services.contradictions import contradiction_cues, contradiction_record, judge
-from memories.services.supersede import link_pair
 from memories.services.tuning import tuning
 from memoryplatform.events import emit
 from memoryplatform.lib.actor import Actor
@@ -178,12 +174,8 @@ def memories_consolidate(
             report.contradictions_found = len(conflicts)
             transaction.set_rollback(True)
             return report
-        for done, (primary, members) in enumerate(clusters, start=1):
-            moved_links, moved_entities = _absorb(project, primary, members, actor)
-            report.links_reassigned += moved_links
-            report.entities_reassigned += moved_entities
-            if progress:
-                progress(done, len(clusters))
+        moved = clusters_absorb(project=project, clusters=clusters, actor=actor, progress=progress)
+        report.links_reassigned, report.entities_reassigned = moved.links, moved.entities
         report.memories_deleted = report.memories_merged
         for a, b, similarity in conflicts:
             older, newer = sorted((a, b), key=lambda m: (m.created_at, str(m.pk)))
@@ -204,135 +196,6 @@ def memories_consolidate(
             },
         )
     return report
-
-
-def _absorb(
-    project: Project, primary: Memory, members: list[tuple[Memory, float]], actor: Actor
-) -> tuple[int, int]:
-    from memories.services.memories import _emit, _history, memory_delete
-
-    primary = Memory.objects.select_for_update().get(pk=primary.pk)
-    absorbed = [member for member, _ in members]
-    before = {
-        "confidence": primary.confidence,
-        "tags": list(primary.tags),
-        "metadata": dict(primary.metadata),
-        "version": primary.version,
-    }
-    metadata: dict[str, Any] = {}
-    for other in sorted(absorbed, key=lambda m: m.created_at):
-        metadata.update(other.metadata)
-    primary.metadata = {**metadata, **primary.metadata}
-    primary.tags = list(dict.fromkeys([*primary.tags, *(t for m in absorbed for t in m.tags)]))
-    primary.confidence = max([primary.confidence, *(m.confidence for m in absorbed)])
-    primary.importance = max([primary.importance, *(m.importance for m in absorbed)])
-    primary.access_count += sum(m.access_count for m in absorbed)
-    primary.pinned = primary.pinned or any(m.pinned for m in absorbed)
-    primary.version += 1
-    primary.updated_at = timezone.now()
-    primary.save(
-        update_fields=[
-            "metadata",
-            "tags",
-            "confidence",
-            "importance",
-            "access_count",
-            "pinned",
-            "version",
-            "updated_at",
-        ]
-    )
-    MemoryHistory.objects.bulk_create(
-        _history(
-            primary,
-            HistoryEvent.MERGE,
-            actor,
-            old={"content": primary.content, **before} if index == 0 else {},
-            new={
-                "content": other.content,
-                "absorbed_id": str(other.pk),
-                "similarity": round(similarity, 4),
-                "version": primary.version,
-                "reason": "consolidation",
-            },
-        )
-        for index, (other, similarity) in enumerate(members)
-    )
-    moved_links = _move_links(project, primary, absorbed)
-    moved_entities = _move_entities(project, primary, absorbed)
-    for other in absorbed:
-        link_pair(
-            project=project,
-            source=other,
-            target=primary,
-            link_type=LinkType.SUPERSEDED_BY,
-            inverse=LinkType.SUPERSEDES,
-        )
-        memory_delete(
-            project=project,
-            memory_id=other.pk,
-            actor=actor,
-            reason=f"consolidated into {primary.pk}",
-        )
-    _emit(project, primary, "memories_merged", absorbed=[str(m.pk) for m in absorbed])
-    return moved_links, moved_entities
-
-
-def _move_links(project: Project, primary: Memory, absorbed: list[Memory]) -> int:
-    """Re-point the absorbed memories' links at the primary (no self-links, no duplicates)."""
-    ids = [m.pk for m in absorbed]
-    moved = 0
-    links = MemoryLink.objects.filter(project=project).filter(
-        Q(from_memory_id__in=ids) | Q(to_memory_id__in=ids)
-    )
-    for link in links:
-        source = primary.pk if link.from_memory_id in ids else link.from_memory_id
-        target = primary.pk if link.to_memory_id in ids else link.to_memory_id
-        if source != target:
-            _, created = MemoryLink.objects.get_or_create(
-                project=project,
-                from_memory_id=source,
-                to_memory_id=target,
-                link_type=link.link_type,
-                defaults={"strength": link.strength, "metadata": link.metadata},
-            )
-            moved += int(created)
-        link.delete()
-    return moved
-
-
-def reassign_entities(*, project: Project, primary_id: UUID, absorbed_ids: list[UUID]) -> int:
-    """Associate the primary with every entity of the absorbed memories (seed 000 §10.5).
-    A no-op until the entities app provides `EntityMemory`."""
-    try:
-        entity_memory = apps.get_model("entities", "EntityMemory")
-    except LookupError:
-        return 0
-    rows = entity_memory.objects.filter(project=project, memory_id__in=absorbed_ids)
-    have = set(
-        entity_memory.objects.filter(project=project, memory_id=primary_id).values_list(
-            "entity_id", flat=True
-        )
-    )
-    best: dict[Any, float] = {}
-    for entity_id, relevance in rows.values_list("entity_id", "relevance"):
-        if entity_id not in have:
-            best[entity_id] = max(relevance, best.get(entity_id, 0.0))
-    entity_memory.objects.bulk_create(
-        [
-            entity_memory(project=project, entity_id=e, memory_id=primary_id, relevance=r)
-            for e, r in best.items()
-        ],
-        ignore_conflicts=True,
-    )
-    rows.delete()
-    return len(best)
-
-
-def _move_entities(project: Project, primary: Memory, absorbed: list[Memory]) -> int:
-    return reassign_entities(
-        project=project, primary_id=primary.pk, absorbed_ids=[m.pk for m in absorbed]
-    )
 
 
 def _mark_done(project: Project, started: datetime) -> None:

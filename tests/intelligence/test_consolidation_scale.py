@@ -173,9 +173,7 @@ def test_the_api_and_the_command_run_incrementally_when_asked(alice, remember):
     assert last["memories_scanned"] == 2
 
     out = StringIO()
-    call_command(
-        "consolidate_memories", "--project", "alice", "--since", "2999-01-01", stdout=out
-    )
+    call_command("consolidate_memories", "--project", "alice", "--since", "2999-01-01", stdout=out)
     assert "[since 2999-01-01" in out.getvalue()
     assert "0 scanned" in out.getvalue()
 
@@ -192,3 +190,35 @@ def test_the_cost_model_picks_exact_pairs_for_small_scopes_and_probes_for_large_
     # a large scope of a project that is a sliver of the table: probes would step over
     # thousands of other tenants' rows each, so exact pairs win again
     assert exact_is_cheaper(2_000, 2_000, 1_000_000)
+
+
+def test_clusters_merged_in_several_batches_move_links_between_their_primaries(alice, monkeypatch):
+    from memories.models import MemoryLink
+    from memories.services import consolidation_merge
+
+    monkeypatch.setattr(consolidation_merge, "BATCH_CLUSTERS", 1)
+    react = _store_twins(alice, user_id="u1")
+    tea = [
+        alice.post("/api/v1/memories/", {"content": c, "user_id": "u2", "confidence": conf}).json()[
+            "id"
+        ]
+        for c, conf in (
+            ("User drinks green tea every morning", 0.5),
+            ("Every morning the user drinks green tea", 0.6),
+        )
+    ]
+    MemoryLink.objects.create(
+        project=alice.project, from_memory_id=react[0], to_memory_id=tea[0], link_type="relates_to"
+    )
+    progress: list[tuple[int, int]] = []
+    report = memories_consolidate(
+        project=alice.project,
+        actor=ACTOR,
+        progress=lambda done, total: progress.append((done, total)),
+    )
+    assert (report.clusters_found, report.memories_deleted) == (2, 2)
+    assert progress == [(1, 2), (2, 2)]
+    assert MemoryLink.objects.filter(
+        from_memory_id=react[1], to_memory_id=tea[1], link_type="relates_to"
+    ).exists()
+    assert not MemoryLink.objects.filter(from_memory_id=react[0], link_type="relates_to").exists()

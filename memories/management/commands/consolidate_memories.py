@@ -28,6 +28,12 @@ def _since(value: str) -> datetime | str:
     return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed)
 
 
+def _advance(bar: Any, done: int, total: int) -> None:
+    """Clusters merged so far (reported batch by batch)."""
+    bar.total, bar.unit = total, "cluster"
+    bar.update(done - bar.n)
+
+
 class Command(BaseCommand):
     help = "Find clusters of similar memories (pgvector) and merge each into its primary."
 
@@ -54,7 +60,7 @@ class Command(BaseCommand):
                         similarity_threshold=options["threshold"],
                         dry_run=options["dry_run"],
                         since=options["since"],
-                        progress=lambda done, total, bar=bar: bar.update(1),
+                        progress=lambda done, total, bar=bar: _advance(bar, done, total),
                     )
                 prefix = "[dry run] " if report.dry_run else ""
                 if report.since:
