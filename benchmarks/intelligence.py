@@ -12,7 +12,7 @@
 
     MEMORY_EMBEDDED_DB_NAME=bench_intel python -m benchmarks.intelligence
     python -m benchmarks.intelligence --sizes 10000 --conversations 50
-    python -m benchmarks.intelligence --sizes 100000 --conversations 5 --no-decay
+    python -m benchmarks.intelligence --sizes 100000 --conversations 5 --no-decay --compare-plans
 """
 
 from __future__ import annotations
@@ -188,7 +188,9 @@ class Population:
             vector = _unit(self.vectors[base] + rng.normal(scale=MEMBER_NOISE, size=384))
             if len(self.written) < 20000:
                 self.written.append((base, scope, vector))
-        content = f"{self.texts[base]} (note {index} of {self.project.slug})"
+        # the number first: it keeps near-copies from looking like a changed slot value
+        # ("User's favourite topic is tea (note 1)" / "... (note 2)"), a contradiction cue
+        content = f"Note {index} of {self.project.slug}: {self.texts[base]}"
         age = timedelta(0 if fresh else float(rng.uniform(0, 500)))
         return Memory(
             project=self.project,
@@ -205,7 +207,14 @@ class Population:
 
 
 def bench_maintenance(
-    project: Any, size: int, seed: int, bases: Any, *, consolidation: bool, decay: bool
+    project: Any,
+    size: int,
+    seed: int,
+    bases: Any,
+    *,
+    consolidation: bool,
+    decay: bool,
+    compare_plans: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     from django.db import connection
 
@@ -222,7 +231,7 @@ def bench_maintenance(
     if decay:
         result.update(bench_decay(project))
     if consolidation:
-        result.update(bench_consolidation(project, population))
+        result.update(bench_consolidation(project, population, compare_plans))
     decoy.delete()
     return result
 
@@ -248,7 +257,9 @@ def bench_decay(project: Any) -> dict[str, Any]:
     }
 
 
-def bench_consolidation(project: Any, population: Population) -> dict[str, Any]:
+def bench_consolidation(
+    project: Any, population: Population, compare_plans: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """A full run (dry, then real), then `INCREMENTAL_NEW` new memories (a fifth of them
     near-copies of older ones) and the scheduled incremental run (dry, then real)."""
     from django.utils import timezone
@@ -259,6 +270,7 @@ def bench_consolidation(project: Any, population: Population) -> dict[str, Any]:
     actor = command("bench")
     with Timer() as dry_timer:
         dry = memories_consolidate(project=project, actor=actor, dry_run=True)
+    forced = {plan: _forced_dry_run(project, plan) for plan in compare_plans}
     started = timezone.now()
     with Timer() as full_timer:
         full = memories_consolidate(project=project, actor=actor)
@@ -271,6 +283,7 @@ def bench_consolidation(project: Any, population: Population) -> dict[str, Any]:
     return {
         "scopes_exact_probed": f"{dry.scopes_exact}/{dry.scopes_probed}",
         "consolidate_dry_run_seconds": round(dry_timer.seconds, 2),
+        **{f"dry_run_all_{plan}_seconds": seconds for plan, seconds in forced.items()},
         "consolidate_seconds": round(full_timer.seconds, 2),
         "clusters": full.clusters_found,
         "merged": full.memories_merged,
@@ -282,6 +295,22 @@ def bench_consolidation(project: Any, population: Population) -> dict[str, Any]:
         "incremental_clusters": inc.clusters_found,
         "incremental_merged": inc.memories_merged,
     }
+
+
+def _forced_dry_run(project: Any, plan: str) -> float:
+    """A dry run with every scope forced onto one plan ("exact" or "probes")."""
+    from memories.services import consolidation_pairs
+    from memories.services.consolidation import memories_consolidate
+    from memoryplatform.lib.actor import command
+
+    chosen = consolidation_pairs.PAIR_COST_US
+    consolidation_pairs.PAIR_COST_US = 0.0 if plan == "exact" else 1e12
+    try:
+        with Timer() as timer:
+            memories_consolidate(project=project, actor=command("bench"), dry_run=True)
+    finally:
+        consolidation_pairs.PAIR_COST_US = chosen
+    return round(timer.seconds, 2)
 
 
 def _as_if_yesterday(project: Any, started: Any) -> None:
@@ -308,6 +337,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-consolidation", action="store_true", help="decay and prune only")
     parser.add_argument("--no-decay", action="store_true", help="consolidation only")
+    parser.add_argument(
+        "--compare-plans",
+        action="store_true",
+        help="also time a consolidation dry run with every scope on exact pairs, then probes",
+    )
     args = parser.parse_args(argv)
     setup_django("bench_intel")
     from tenants.models import Project
@@ -328,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
                 bases,
                 consolidation=not args.no_consolidation,
                 decay=not args.no_decay,
+                compare_plans=("exact", "probes") if args.compare_plans else (),
             )
         )
         print(table(list(rows[-1]), [list(rows[-1].values())]), flush=True)
