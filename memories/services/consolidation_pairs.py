@@ -2,22 +2,24 @@
 `min_similarity` alike, found inside PostgreSQL (never an all-pairs loop in Python).
 
 Two plans, chosen per scope from an estimate of their cost (constants measured on the
-benchmark machine; they only move the crossover, both plans find the same pairs):
+benchmark machine; they only move the crossover; the exact plan is complete, the probes
+nearly so, see below):
 
 - **exact**: every pair of the scope, one hash join on the scope columns. A memory costs one
-  distance per other memory of its scope (~0.7 µs each), and nothing can be missed.
+  distance per other memory of its scope (~0.9 µs each), and nothing can be missed.
 - **probes**: one HNSW k-NN probe per memory, the `CANDIDATES` nearest rows *of the project*.
   The project filter sits inside the index scan, and pgvector's iterative scan
   (`hnsw.iterative_scan = relaxed_order`) keeps walking the graph until that many rows of the
   project are found, so other tenants' vectors can never crowd a project's own neighbours out.
-  A probe costs ~0.4 ms, plus ~6 µs per other-project row it has to step over (the smaller
-  the project's share of the table, the more). Scope is checked on those rows, so in a large
-  scope a near-duplicate is missed only if `CANDIDATES` memories of *the same project* are
-  closer to it.
+  A probe costs ~0.9 ms in a 12,500-row table, ~2.4 ms in a 125,000-row one, plus ~6 µs per
+  other-project row it has to step over (the smaller the project's share, the more). Scope is
+  checked on those rows, so in a large scope a near-duplicate is missed only if `CANDIDATES`
+  memories of *the same project* are closer to it.
 
-Scopes of up to ~1,000 memories (of a project that fills the table) take the exact plan,
-bigger ones the probes. With `since`, only memories changed since then look for partners
-(`memory_project_updated` finds them), against every memory of their scope.
+A scope takes the exact plan up to ~1,000 memories in a 12,500-row table, ~2,700 in a
+125,000-row one (~6,800 in a million-row one), larger scopes the probes. With `since`, only
+memories changed since then look for partners (`memory_project_updated` finds them), against
+every memory of their scope.
 """
 
 from __future__ import annotations
@@ -29,16 +31,21 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from django.db import connection
+from django.db import connection, transaction
 
 from tenants.models import Project
 
 CANDIDATES = 40
 EF_SEARCH = 100
 MAX_SCAN_TUPLES = 20_000  # pgvector's default bound on one iterative scan
-PAIR_COST_US = 0.7
-PROBE_COST_US = 400.0
-SKIP_COST_US = 6.0
+# Measured with benchmarks.intelligence (--compare-plans): one pair of the exact plan costs
+# 0.93 µs at 10k and at 100k memories; a probe 0.87 ms in a 12,500-row table and 2.4 ms in a
+# 125,000-row one (a bigger graph, fewer cache hits): ~ table^0.45.
+PAIR_COST_US = 0.93
+PROBE_COST_US = 870.0  # in a table of PROBE_TABLE_ROWS rows
+PROBE_TABLE_ROWS = 12_500
+PROBE_GROWTH = 0.45
+SKIP_COST_US = 6.0  # per other-project row an iterative scan steps over
 
 Pair = tuple[UUID, UUID, float]
 
@@ -156,9 +163,11 @@ def candidate_pairs(
 def exact_is_cheaper(scope_memories: int, project_memories: int, table_rows: int) -> bool:
     """Per seeking memory: one distance per memory of its scope, against one probe that steps
     over other projects' rows until it has CANDIDATES of its own."""
-    share = max(project_memories, 1) / max(table_rows, project_memories, 1)
+    rows = max(table_rows, project_memories, 1)
+    share = max(project_memories, 1) / rows
     stepped_over = min(MAX_SCAN_TUPLES, CANDIDATES / share) - CANDIDATES
-    return scope_memories * PAIR_COST_US <= PROBE_COST_US + SKIP_COST_US * stepped_over
+    probe = PROBE_COST_US * (rows / PROBE_TABLE_ROWS) ** PROBE_GROWTH
+    return scope_memories * PAIR_COST_US <= probe + SKIP_COST_US * stepped_over
 
 
 def _scope_sizes(project: Project, since: datetime | None) -> list[ScopeSize]:
@@ -194,7 +203,8 @@ def _run(
         "agents": [scope.key[1] for scope in scopes],
         "runs": [scope.key[2] for scope in scopes],
     }
-    with connection.cursor() as cursor, _local_settings(cursor, settings):
+    # settings are transaction-local: one transaction (or savepoint) around them and the query
+    with transaction.atomic(), connection.cursor() as cursor, _local_settings(cursor, settings):
         cursor.execute(sql, {**params, **keys})
         return [(a, b, float(similarity)) for a, b, similarity in cursor.fetchall()]
 
