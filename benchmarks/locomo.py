@@ -1,7 +1,8 @@
 """LoCoMo retrieval: evidence recall@k per category for keyword, semantic and hybrid search.
 
-Every dialogue turn becomes one memory (run_id = conversation; speaker and session date in
-the text, see --format), each question is searched within its own conversation through the
+Every dialogue turn becomes one memory (run_id = conversation; "Speaker: turn" as content,
+the session date in the memory's context field, which is keyword-indexed but not embedded;
+see --format), each question is searched within its own conversation through the
 same selector the API uses, and recall@k is the fraction of the question's evidence turns in
 the top k (LoCoMo's own retrieval metric). Categories 1-4 make the headline number;
 category 5 (adversarial) is reported apart.
@@ -29,7 +30,7 @@ DEFAULT_DATA = (
 )
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-DEFAULT_CONFIGS = "keyword,semantic,hybrid:minmax:0.4,hybrid:rrf:0.5"
+DEFAULT_CONFIGS = "keyword,semantic,hybrid,hybrid:minmax:0.4,hybrid:rrf:0.7"
 FORMATS = ("plain", "speaker", "dated", "context")
 
 
@@ -39,9 +40,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--format",
         choices=FORMATS,
-        default="dated",
+        default="context",
         help="memory text: plain turn, 'Speaker: turn', '[date] Speaker: turn', or "
-        "'Speaker: turn' with the date in the context field (keyword-indexed, not embedded)",
+        "'Speaker: turn' with the session date in the context field (keyword-indexed, not "
+        "embedded; the default: a date says when, not what, so it stays out of the vector)",
     )
     parser.add_argument(
         "--configs",

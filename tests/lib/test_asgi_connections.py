@@ -1,0 +1,39 @@
+"""Under ASGI (daphne, what `serve` runs) every request runs in a thread of its own; the
+server must reuse a bounded set of PostgreSQL connections, not open one per thread until the
+database refuses clients ("too many clients already")."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from tests.mcp.conftest import child_env, live_server_mcp  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+REQUESTS = 150  # more than the embedded server's 100 connections
+
+
+def _server_connections() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchone()[0]
+
+
+def test_many_requests_reuse_a_bounded_pool_of_connections(live_server_mcp, alice):  # noqa: F811
+    headers = {"Authorization": f"Bearer {alice.key}"}
+    with httpx.Client(base_url=live_server_mcp.url, headers=headers, timeout=30) as client:
+        stored = client.post(
+            "/api/v1/memories/", json={"content": "User likes tea", "user_id": "u1"}
+        )
+        assert stored.status_code == 201, stored.text
+        for _ in range(REQUESTS):
+            # a search reads, and reinforces what it returns after the response is sent
+            response = client.post("/api/v1/memories/search/", json={"query": "tea"})
+            assert response.status_code == 200, response.text
+    assert _server_connections() <= settings.MEMORY_DB_POOL_SIZE + 2
