@@ -127,8 +127,7 @@ _db["CONN_HEALTH_CHECKS"] = True  # a connection the server closed is replaced, 
 # default 40-100 (docs/benchmarks.md).
 MEMORY_HNSW_EF_SEARCH = env_int("MEMORY_HNSW_EF_SEARCH", 200, minimum=1)
 _db.setdefault("OPTIONS", {})["options"] = (
-    f"-c hnsw.ef_search={MEMORY_HNSW_EF_SEARCH}"
-    " -c hnsw.iterative_scan=relaxed_order"
+    f"-c hnsw.ef_search={MEMORY_HNSW_EF_SEARCH} -c hnsw.iterative_scan=relaxed_order"
 )
 # Several test runs may share one server: each can name its own test database.
 _db["TEST"] = {"NAME": env_str("MEMORY_TEST_DB_NAME", "test_memoryplatform")}
