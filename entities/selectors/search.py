@@ -84,10 +84,13 @@ def specificity(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
     (a chat's speaker, the user) weighs nothing, like a stop word. N and each df are
     remembered for SPECIFICITY_TTL seconds: they are weights, and counting a large project's
     memories on every search would cost more than the rest of the boost (13 ms at 100k)."""
-    total = cache.get_or_set(
-        f"graph:live-memories:{project.pk}",
-        lambda: Memory.objects.filter(project=project, deleted_at__isnull=True).count(),
-        SPECIFICITY_TTL,
+    total = int(
+        cache.get_or_set(
+            f"graph:live-memories:{project.pk}",
+            lambda: Memory.objects.filter(project=project, deleted_at__isnull=True).count(),
+            SPECIFICITY_TTL,
+        )
+        or 0
     )
     if total <= 1:
         return dict.fromkeys(entity_ids, 1.0)
