@@ -7,6 +7,8 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryplatform.settings")
+    if sys.argv[1:2] == ["serve"]:  # serve runs daphne in this process: pooled connections
+        os.environ.setdefault("MEMORY_DB_POOL", "true")
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

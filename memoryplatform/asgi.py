@@ -5,6 +5,7 @@ import os
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryplatform.settings")
+os.environ.setdefault("MEMORY_DB_POOL", "true")  # a request a thread: pooled connections
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -107,12 +107,16 @@ else:
         "CONN_MAX_AGE": env_int("MEMORY_DB_CONN_MAX_AGE", 60),
         "PGDATA": str(DATA_DIR / "postgres"),
     }
-# Connections come from a psycopg pool per process (Django's "pool" option). Under ASGI
-# (daphne, uvicorn) every request runs in a thread of its own, so persistent per-thread
+# The ASGI server takes its connections from a psycopg pool (Django's "pool" option). Under
+# ASGI (daphne, uvicorn) every request runs in a thread of its own, so persistent per-thread
 # connections (CONN_MAX_AGE) pile up until PostgreSQL refuses new clients; a pool hands each
-# request a warm connection and takes it back when the request ends. MEMORY_DB_POOL_SIZE=0
-# turns pooling off (then MEMORY_DB_CONN_MAX_AGE applies, e.g. behind pgbouncer).
-MEMORY_DB_POOL_SIZE = env_int("MEMORY_DB_POOL_SIZE", 10, minimum=0)
+# request a warm connection and takes it back when the request ends. The server asks for it
+# (MEMORY_DB_POOL, set by memoryplatform/asgi.py and by `manage.py serve`); other processes
+# keep persistent connections: django-q2's cluster forks its workers, and a forked child
+# must not share its parent's pooled connections. MEMORY_DB_POOL_SIZE=0 turns it off.
+MEMORY_DB_POOL_SIZE = (
+    env_int("MEMORY_DB_POOL_SIZE", 10, minimum=0) if env_bool("MEMORY_DB_POOL", False) else 0
+)
 if MEMORY_DB_POOL_SIZE:
     _db["CONN_MAX_AGE"] = 0
     _db.setdefault("OPTIONS", {})["pool"] = {

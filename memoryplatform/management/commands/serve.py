@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import os
 import subprocess
 import sys
 from typing import Any
@@ -35,8 +36,9 @@ class Command(BaseCommand):
             call_command("migrate", interactive=False, verbosity=1)
         call_command("setup_schedules", verbosity=0)  # decay, consolidation, pruning jobs
         if not options["no_worker"]:
-            worker = subprocess.Popen(
-                [sys.executable, str(settings.BASE_DIR / "manage.py"), "qcluster"]
+            worker = subprocess.Popen(  # its forked workers must not share pooled connections
+                [sys.executable, str(settings.BASE_DIR / "manage.py"), "qcluster"],
+                env={**os.environ, "MEMORY_DB_POOL": "false"},
             )
             atexit.register(_stop, worker)
         from daphne.cli import CommandLineInterface
