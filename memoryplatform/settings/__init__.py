@@ -223,7 +223,7 @@ MEMORY_SEARCH_HYBRID_ALPHA = env_float("MEMORY_SEARCH_HYBRID_ALPHA", 0.5, minimu
 MEMORY_SEARCH_RRF_K = env_int("MEMORY_SEARCH_RRF_K", 60, minimum=1)
 MEMORY_SEARCH_CANDIDATES = env_int("MEMORY_SEARCH_CANDIDATES", 50, minimum=1)
 # Keyword scoring reads at most this many memories per query term (docs/search.md).
-MEMORY_SEARCH_TERM_CAP = env_int("MEMORY_SEARCH_TERM_CAP", 300, minimum=10)
+MEMORY_SEARCH_TERM_CAP = env_int("MEMORY_SEARCH_TERM_CAP", 100, minimum=10)
 
 # MCP server: which tool names to expose (seed compatibility profiles), result budget.
 MEMORY_MCP_PROFILE = env_choice(

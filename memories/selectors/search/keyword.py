@@ -6,7 +6,7 @@ of the BM25 inverse document frequencies of the query terms they contain, the fr
 counted over the matching memories by window functions in the same SQL (no second scan), so
 a rare term ("pottery") outweighs one that half the memories contain (a speaker's name);
 `ts_rank_cd` (content weighted above context, closer terms first) breaks ties. The work is
-bounded: at most MEMORY_SEARCH_TERM_CAP (300) memories are read per term, plus as many
+bounded: at most MEMORY_SEARCH_TERM_CAP (100) memories are read per term, plus as many
 containing every term, so a common word costs the same at 1k or 1M memories (exact below
 the cap; see `_idf_scores`). On LoCoMo this
 ranks the evidence turn in the top 10 for 0.66 of questions, against 0.56 for `ts_rank_cd`
