@@ -26,7 +26,18 @@ class LocalEmbedder:
         return self._model
 
     def embed(self, text: str) -> list[float]:
-        return self.embed_batch([text])[0]
+        """One text (a search query) straight through the model: the same vector as
+        `encode` (checked in tests), ~1 ms sooner without its batching machinery."""
+        try:
+            import torch
+
+            model = self._load()
+            with torch.inference_mode():
+                features = model.preprocess([text])
+                vector = model(features)["sentence_embedding"]
+                return torch.nn.functional.normalize(vector, p=2, dim=1)[0].tolist()
+        except Exception as exc:  # torch/tokenizer failures become ours
+            raise ProviderError(f"local embedding failed: {exc}") from exc
 
     def embed_batch(self, texts: list[str]) -> list[list[float]]:
         if not texts:

@@ -53,6 +53,14 @@ def test_local_embedder_gives_normalised_384_dimension_vectors(fresh_embedder) -
     assert sum(x * x for x in vectors[0]) == pytest.approx(1.0, rel=1e-4)
 
 
+def test_a_single_query_embeds_to_the_same_vector_as_a_batch(fresh_embedder) -> None:
+    embedder = get_embedder()
+    texts = ["how do I train my dog", "a much longer query " * 60]  # the second is truncated
+    batch = embedder.embed_batch(texts)
+    for text, vector in zip(texts, batch, strict=True):
+        assert embedder.embed(text) == pytest.approx(vector, abs=1e-6)
+
+
 def test_openai_embedder_batches_requests_to_the_server(openai_embeddings, settings) -> None:
     settings.MEMORY_EMBEDDING_BATCH_SIZE = 2
     get_embedder.cache_clear()

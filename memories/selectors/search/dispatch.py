@@ -28,6 +28,9 @@ MODES: dict[str, str] = {
 }
 HYBRID_BOOSTS: list[str] = ["entities.selectors.search.graph_boost"]
 
+# What ranking reads of a candidate (plus effective_confidence): modes load candidates with
+# `.only(*CANDIDATE_FIELDS)` and the dispatcher loads whole rows for the returned page alone.
+CANDIDATE_FIELDS = ("id", "created_at", "token_count")
 MAX_QUERY_LENGTH = 2000
 MAX_OFFSET = 1000  # deep pages would need ever larger candidate pools; refuse them plainly
 
@@ -61,6 +64,7 @@ def memory_search(*, project: Project, query: SearchQuery) -> SearchResult:
     hits = _rank_by_confidence(mode(project=project, query=query))
     page = hits[query.offset : query.offset + query.limit]
     page, tokens, exhausted = _within_budget(page, query.token_budget)
+    _load_rows(project, page)
     return SearchResult(
         hits=page,
         mode=query.mode,
@@ -132,6 +136,20 @@ def _rank_by_confidence(hits: list[SearchHit]) -> list[SearchHit]:
     hits.sort(key=lambda hit: str(hit.memory.pk))
     hits.sort(key=lambda hit: hit.memory.created_at, reverse=True)
     return sorted(hits, key=lambda hit: -hit.score)
+
+
+def _load_rows(project: Project, hits: list[SearchHit]) -> None:
+    """Whole rows for hits whose mode loaded only CANDIDATE_FIELDS, in one query."""
+    partial = [hit for hit in hits if "content" in hit.memory.get_deferred_fields()]
+    if not partial:
+        return
+    rows = memory_queryset(project=project).filter(pk__in=[hit.memory.pk for hit in partial])
+    by_id = {row.pk: row for row in rows}
+    for hit in partial:
+        row = by_id.get(hit.memory.pk)
+        if row is not None:  # deleted meanwhile: keep what ranking saw
+            row.effective_confidence = hit.memory.effective_confidence
+            hit.memory = row
 
 
 def _within_budget(hits: list[SearchHit], budget: int | None) -> tuple[list[SearchHit], int, bool]:

@@ -21,12 +21,16 @@ import re
 from typing import Any
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery, SearchQueryField
+from django.contrib.postgres.search import SearchQuery
 from django.db import connection
 from django.db.models import BooleanField, F, FloatField, Func, QuerySet, Value
 
 from memories.models import TEXT_SEARCH_CONFIG, Memory
-from memories.selectors.search.dispatch import candidate_count, search_queryset
+from memories.selectors.search.dispatch import (
+    CANDIDATE_FIELDS,
+    candidate_count,
+    search_queryset,
+)
 from memories.selectors.search_types import SearchHit
 from memories.selectors.search_types import SearchQuery as MemorySearchQuery
 from tenants.models import Project
@@ -60,7 +64,7 @@ def keyword_ranked(
     if not lexemes:
         return []
     scored = _idf_scores(queryset, lexemes, limit=limit)
-    rows = queryset.filter(pk__in=list(scored))
+    rows = queryset.filter(pk__in=list(scored)).only(*CANDIDATE_FIELDS)
     ranked = [(row, scored[row.pk]) for row in rows]
     return sorted(ranked, key=lambda pair: -pair[1])
 
@@ -87,13 +91,6 @@ def query_lexemes(text: str) -> list[str]:
         return list(cursor.fetchone()[0])[:MAX_TERMS]
 
 
-class TermQuery(Func):
-    """One stored lexeme as a tsquery (quote_literal + cast: folded to a constant at plan time)."""
-
-    template = "quote_literal(%(expressions)s)::tsquery"
-    output_field = SearchQueryField()
-
-
 def _idf_scores(queryset: QuerySet[Memory], lexemes: list[str], *, limit: int) -> dict[Any, float]:
     """{pk: Σ idf(term) over the query terms the memory contains} for the top `limit`.
 
@@ -104,20 +101,23 @@ def _idf_scores(queryset: QuerySet[Memory], lexemes: list[str], *, limit: int) -
     as its share of the candidates. The tie-break (`ts_rank_cd`) runs on the best rows only.
     """
     cap = settings.MEMORY_SEARCH_TERM_CAP
-    base = queryset.order_by().values_list("pk")
-    flags = {
-        f"t{i}": Matches(F("search_vector"), TermQuery(Value(x))) for i, x in enumerate(lexemes)
-    }
-    branches = [base.filter(flags[f"t{i}"]) for i in range(len(lexemes))]
+    # The filtered queryset is compiled once; the branches are plain SQL around it (PostgreSQL
+    # pulls the subquery up, so each branch is one GIN scan with the filters): compiling a
+    # queryset per branch with a flag per term cost more in Python than the statement itself.
+    base = queryset.order_by().values_list("pk", "search_vector")
+    base_sql, base_params = base.query.sql_with_params()
+    term = "b.sv @@ quote_literal(%s)::tsquery"  # folded to a constant at plan time
+    flags = ", ".join(f"{term} AS t{i}" for i in range(len(lexemes)))
+    conditions = [[i] for i in range(len(lexemes))]
     if len(lexemes) > 1:
-        branches.append(base.filter(*flags.values()))  # memories with every term
+        conditions.append(list(range(len(lexemes))))  # memories with every term
     sql_parts, params = [], []
-    for branch in branches:
-        branch_sql, branch_params = (
-            branch.annotate(**flags).values_list("pk", *flags)[:cap].query.sql_with_params()
+    for terms in conditions:
+        where = " AND ".join(term for _ in terms)
+        sql_parts.append(
+            f"(SELECT b.pk, {flags} FROM ({base_sql}) AS b(pk, sv) WHERE {where} LIMIT %s)"
         )
-        sql_parts.append(f"({branch_sql})")
-        params += branch_params
+        params += [*lexemes, *base_params, *(lexemes[i] for i in terms), cap]
     columns = [f"t{i}" for i in range(len(lexemes))]
     idf_terms = []
     for column in columns:

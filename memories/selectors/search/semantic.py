@@ -10,7 +10,6 @@ sent with every database connection (settings.DATABASES), so a search is one sta
 from __future__ import annotations
 
 import functools
-from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -19,25 +18,21 @@ from pgvector.django import CosineDistance
 
 from memories.embeddings import Embedder, get_embedder
 from memories.models import Memory
-from memories.selectors.search.dispatch import candidate_count, search_queryset
+from memories.selectors.search.dispatch import (
+    CANDIDATE_FIELDS,
+    candidate_count,
+    search_queryset,
+)
 from memories.selectors.search_types import SearchHit, SearchQuery
 from tenants.models import Project
 
 QUERY_CACHE_SIZE = 1024  # query embeddings kept per process (about 1.6 MB at 384 dims)
-# Hybrid search embeds its query here while its keyword statement runs in PostgreSQL: the
-# model releases the GIL, so the two overlap instead of adding up. No database work here.
-_EMBEDDING_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embedding")
 
 
 def query_vector(text: str) -> list[float]:
     """The query's embedding; ProviderError (502) when the provider fails. Recent queries
     are remembered per process (agents repeat their searches; failures are not cached)."""
     return list(_cached_vector(get_embedder(), text))
-
-
-def query_vector_soon(text: str) -> Future[list[float]]:
-    """`query_vector` computed in a background thread; `.result()` raises what it raised."""
-    return _EMBEDDING_THREADS.submit(query_vector, text)
 
 
 @functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
@@ -57,6 +52,7 @@ def semantic_ranked(
     """(memory, cosine similarity) for the `limit` nearest, most similar first."""
     nearest = (
         queryset.filter(embedding__isnull=False)
+        .only(*CANDIDATE_FIELDS)
         .annotate(distance=CosineDistance("embedding", vector))
         .order_by("distance")[:limit]
     )
