@@ -118,6 +118,13 @@ class Memory(models.Model):
                 condition=Q(deleted_at__isnull=True),
                 name="memory_project_updated",
             ),
+            # counts for list pages: an index-only scan, not a pass over every row (at 100k
+            # memories GET /memories/ took 130 ms, nearly all of it counting)
+            models.Index(
+                fields=["project", "state"],
+                condition=Q(deleted_at__isnull=True),
+                name="memory_project_live_state",
+            ),
             GinIndex(fields=["tags"], name="memory_tags_gin"),
             GinIndex(fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"]),
             GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
