@@ -8,8 +8,10 @@ cost little more than embedding its texts:
 1. one advisory-lock statement for all the batch's scopes (the same locks single writers take);
 2. one query for live exact duplicates; duplicates inside the batch are found in Python;
 3. one embedding batch for the memories that are new;
-4. one query for the nearest live neighbours of every new memory (a LATERAL HNSW probe each),
-   and a similarity matrix for near-duplicates inside the batch;
+4. one query per scope for the live neighbours of its new memories: every memory of the scope
+   compared with them when the scope is small enough (the crossover consolidation uses,
+   `exact_scope_limit`), else a LATERAL HNSW probe each; and a similarity matrix for
+   near-duplicates inside the batch;
 5. one INSERT for the new rows and one for their ADD history rows; merges (rare) go one by one
    through `merge_into`, after the rows they merge into exist.
 
@@ -27,6 +29,7 @@ import numpy as np
 from django.db import IntegrityError, connection, transaction
 
 from memories.models import HistoryEvent, Memory, MemoryHistory
+from memories.services.consolidation_pairs import estimated_table_rows, exact_scope_limit
 from memories.services.content import Scope
 from memories.services.contradictions import contradiction_cues
 from memories.services.dedup import lock_scopes, merge_into
@@ -50,9 +53,26 @@ from tenants.models import Project
 MAX_BULK_ITEMS = 1000
 NEIGHBOURS = 3
 
-# Nearest live neighbours of one scope for each new memory of that scope, in one statement:
-# the scope is constants (not a join column), so PostgreSQL can choose per scope between the
-# HNSW index (a large scope; iterative scans fill NEIGHBOURS rows) and the scope's own rows.
+# Live neighbours of one scope for the new memories of that scope, two ways (the scope is
+# constants, so its index finds its rows). Exact: every memory of the scope against every new
+# one, when the scope is small enough (`exact_scope_limit`, the crossover consolidation uses);
+# the scope's rows are read at most cap + 1 times, and a NULL row says the scope is larger.
+_EXACT_SQL = """
+WITH scope AS MATERIALIZED (
+    SELECT m.id, m.content, m.embedding
+    FROM memories_memory m
+    WHERE m.project_id = %(project)s AND m.deleted_at IS NULL AND m.embedding IS NOT NULL
+      AND {scope}
+    LIMIT %(cap)s + 1
+)
+SELECT q.i, s.id, s.content, 1 - (s.embedding <=> q.v)
+FROM scope s, unnest(%(indexes)s::int[], %(vectors)s::vector[]) AS q(i, v)
+WHERE (SELECT count(*) FROM scope) <= %(cap)s AND (s.embedding <=> q.v) <= %(max_distance)s
+UNION ALL
+SELECT NULL, NULL, NULL, NULL WHERE (SELECT count(*) FROM scope) > %(cap)s
+"""
+# Probes, for a larger scope: the NEIGHBOURS nearest of the scope for each new memory, a
+# LATERAL HNSW scan each (iterative scans fill NEIGHBOURS rows of the scope).
 _NEIGHBOURS_SQL = """
 SELECT q.i, n.id, n.content, 1 - n.distance
 FROM unnest(%(indexes)s::int[], %(vectors)s::vector[]) AS q(i, v)
@@ -182,10 +202,12 @@ def _store_neighbours(
     project: Project, memories: list[Memory], indexes: list[int], threshold: float
 ) -> dict[int, list[tuple[UUID, str, float]]]:
     """{item index: [(id, content, similarity)]} of live same-scope memories ≥ threshold;
-    one statement per distinct scope in the batch."""
+    one statement per distinct scope in the batch (two for a scope too large to compare
+    exactly)."""
     by_scope: dict[Scope, list[int]] = {}
     for index in indexes:
         by_scope.setdefault(Scope.of(memories[index]), []).append(index)
+    cap = exact_scope_limit(0, estimated_table_rows())
     found: dict[int, list[tuple[UUID, str, float]]] = {}
     with connection.cursor() as cursor:
         for scope, members in by_scope.items():
@@ -198,11 +220,17 @@ def _store_neighbours(
                 "indexes": members,
                 "vectors": [_vector_literal(memories[i].embedding) for i in members],
                 "project": project.pk,
+                "cap": cap,
                 "limit": NEIGHBOURS,
                 "max_distance": 1.0 - threshold,
             }
-            cursor.execute(_NEIGHBOURS_SQL.format(scope=" AND ".join(conditions)), params)
-            for index, row_id, content, score in cursor.fetchall():
+            where = " AND ".join(conditions)
+            cursor.execute(_EXACT_SQL.format(scope=where), params)
+            rows = cursor.fetchall()
+            if rows and rows[-1][0] is None:  # the scope is larger than cap: probe it
+                cursor.execute(_NEIGHBOURS_SQL.format(scope=where), params)
+                rows = cursor.fetchall()
+            for index, row_id, content, score in rows:
                 found.setdefault(index, []).append((row_id, content, float(score)))
     return found
 

@@ -141,7 +141,7 @@ def candidate_pairs(
     """Pairs (a, b, cosine similarity) of live memories of one scope, similarity at least
     `min_similarity`; with `since`, only pairs whose `a` changed at or after `since`."""
     sizes = _scope_sizes(project, since)
-    project_memories, table_rows = sum(s.memories for s in sizes), _table_rows()
+    project_memories, table_rows = sum(s.memories for s in sizes), estimated_table_rows()
     scopes = [scope for scope in sizes if scope.seekers]
     exact, probed = [], []
     for scope in scopes:
@@ -161,13 +161,18 @@ def candidate_pairs(
 
 
 def exact_is_cheaper(scope_memories: int, project_memories: int, table_rows: int) -> bool:
-    """Per seeking memory: one distance per memory of its scope, against one probe that steps
-    over other projects' rows until it has CANDIDATES of its own."""
+    return scope_memories <= exact_scope_limit(project_memories, table_rows)
+
+
+def exact_scope_limit(project_memories: int, table_rows: int) -> int:
+    """The largest scope the exact plan should take: per seeking memory, one distance per
+    memory of its scope, against one probe that steps over other projects' rows until it
+    has CANDIDATES of its own. Bulk writes use the same crossover for their neighbours."""
     rows = max(table_rows, project_memories, 1)
     share = max(project_memories, 1) / rows
     stepped_over = min(MAX_SCAN_TUPLES, CANDIDATES / share) - CANDIDATES
     probe = PROBE_COST_US * (rows / PROBE_TABLE_ROWS) ** PROBE_GROWTH
-    return scope_memories * PAIR_COST_US <= probe + SKIP_COST_US * stepped_over
+    return int((probe + SKIP_COST_US * stepped_over) / max(PAIR_COST_US, 1e-6))
 
 
 def _scope_sizes(project: Project, since: datetime | None) -> list[ScopeSize]:
@@ -183,7 +188,7 @@ def _scope_sizes(project: Project, since: datetime | None) -> list[ScopeSize]:
     return list(sizes.values())
 
 
-def _table_rows() -> int:
+def estimated_table_rows() -> int:
     """The planner's estimate of the table's rows (free: no scan)."""
     with connection.cursor() as cursor:
         cursor.execute(

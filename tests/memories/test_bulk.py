@@ -72,6 +72,16 @@ def test_bulk_merges_near_duplicates_of_stored_memories_into_the_older_one(alice
     assert sorted(events) == ["ADD", "MERGE"]
 
 
+def test_a_scope_too_large_to_compare_exactly_is_probed_and_still_merges(alice, monkeypatch):
+    from memories.services import bulk as bulk_service
+
+    monkeypatch.setattr(bulk_service, "exact_scope_limit", lambda *args: 1)  # 2 memories: large
+    others = [{"content": "Lunch is at noon on Fridays", "user_id": "u1"}]
+    old = bulk(alice, [{"content": HOOKS, "user_id": "u1"}, *others])["results"][0]
+    merged = bulk(alice, [{"content": HOOKS_AGAIN, "user_id": "u1"}], status=200)["results"][0]
+    assert merged["id"] == old["id"] and merged["version"] == 2
+
+
 def test_bulk_merges_near_duplicates_within_the_batch_but_not_across_scopes(alice):
     body = bulk(
         alice,
