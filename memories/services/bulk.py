@@ -12,8 +12,8 @@ cost little more than embedding its texts:
    compared with them when the scope is small enough (the crossover consolidation uses,
    `exact_scope_limit`), else a LATERAL HNSW probe each; and a similarity matrix for
    near-duplicates inside the batch;
-5. one INSERT for the new rows and one for their ADD history rows; merges (rare) go one by one
-   through `merge_into`, after the rows they merge into exist.
+5. one INSERT for the new rows and one for their ADD history rows; then the merges, set-wise
+   (`merge_many`: one locking read, one UPDATE, one INSERT of MERGE history).
 
 If the one INSERT hits the live-duplicate constraint anyway (a row restored or updated into a
 duplicate meanwhile), it is rolled back to its savepoint and the batch's new rows take the
@@ -22,6 +22,7 @@ single-write path one by one, which handles that race.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -32,7 +33,7 @@ from memories.models import HistoryEvent, Memory, MemoryHistory
 from memories.services.consolidation_pairs import estimated_table_rows, exact_scope_limit
 from memories.services.content import Scope
 from memories.services.contradictions import contradiction_cues
-from memories.services.dedup import lock_scopes, merge_into
+from memories.services.dedup import lock_scopes, merge_many
 from memories.services.embedding import embed_or_none
 from memories.services.memories import (
     DUPLICATE_CONSTRAINT,
@@ -235,8 +236,15 @@ def _store_neighbours(
     return found
 
 
-def _vector_literal(vector: object) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"  # type: ignore[attr-defined]
+def _vector_literal(vector: list[float]) -> str:
+    """pgvector's text form; 9 significant digits round-trip a float32 exactly, and one
+    format string is ~3× faster than joining reprs (0.06 ms a 384-d vector)."""
+    return _literal_format(len(vector)) % tuple(vector)
+
+
+@functools.lru_cache(maxsize=8)
+def _literal_format(dimensions: int) -> str:
+    return "[" + ",".join(["%.9g"] * dimensions) + "]"
 
 
 def _insert_all(project: Project, memories: list[Memory], actor: Actor) -> dict[UUID, CreateResult]:
@@ -275,9 +283,12 @@ def _results(
     }
     for index in plan.inserts:
         results[index] = created[memories[index].pk]
-    for index, twin in sorted(plan.merges.items()):  # targets are inserted (or live) by now
-        target = Memory(pk=twin.row_id) if twin.item is None else results[twin.item].memory
-        survivor = merge_into(survivor=target, incoming=memories[index], actor=actor)
+    merges = sorted(plan.merges.items())  # targets are inserted (or live) by now
+    pairs = [
+        (twin.row_id if twin.item is None else results[twin.item].memory.pk, memories[index])
+        for index, twin in merges
+    ]
+    for (index, _), survivor in zip(merges, merge_many(pairs=pairs, actor=actor), strict=True):
         results[index] = CreateResult(survivor, created=False)
     for index, earlier in sorted(plan.same_as.items()):
         results[index] = CreateResult(results[earlier].memory, created=False)

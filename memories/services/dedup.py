@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from typing import Any
 
 from django.db import connection
 from django.utils import timezone
 
-from memories.models import HistoryEvent, Memory
+from memories.models import HistoryEvent, Memory, MemoryHistory
 from memories.selectors.similar import memories_similar_to
 from memories.services.content import Scope
 from memories.services.tuning import tuning
@@ -81,51 +82,53 @@ def merge_near_duplicate(*, memory: Memory, actor: Actor) -> Memory | None:
 
 def merge_into(*, survivor: Memory, incoming: Memory, actor: Actor) -> Memory:
     """Fold `incoming` (saved or not) into `survivor` per seed 000 §6.1; returns the survivor."""
+    return merge_many(pairs=[(survivor.pk, incoming)], actor=actor)[0]
+
+
+_MERGED_FIELDS = ["confidence", "importance", "tags", "metadata", "pinned", "version", "updated_at"]
+
+
+def merge_many(*, pairs: list[tuple[Any, Memory]], actor: Actor) -> list[Memory]:
+    """`merge_into` for many (survivor id, incoming) pairs, in order, set-wise: one locking
+    read of the survivors, one UPDATE, one INSERT of MERGE history. A survivor named twice
+    takes both merges (version + 2, two history rows). Returns each pair's survivor."""
     from memories.services.memories import _emit, _history
 
-    survivor = Memory.objects.select_for_update().get(pk=survivor.pk)
-    old = {
-        "confidence": survivor.confidence,
-        "importance": survivor.importance,
-        "tags": list(survivor.tags),
-        "metadata": dict(survivor.metadata),
-        "version": survivor.version,
-    }
-    survivor.confidence = max(survivor.confidence, incoming.confidence)
-    survivor.importance = max(survivor.importance, incoming.importance)
-    survivor.tags = list(dict.fromkeys([*survivor.tags, *incoming.tags]))
-    survivor.metadata = {**survivor.metadata, **incoming.metadata}
-    survivor.pinned = survivor.pinned or incoming.pinned
-    survivor.version += 1
-    survivor.updated_at = timezone.now()
-    survivor.save(
-        update_fields=[
-            "confidence",
-            "importance",
-            "tags",
-            "metadata",
-            "pinned",
-            "version",
-            "updated_at",
-        ]
-    )
-    new = {
-        "content": incoming.content,
-        "confidence": survivor.confidence,
-        "importance": survivor.importance,
-        "tags": survivor.tags,
-        "metadata": survivor.metadata,
-        "version": survivor.version,
-        "merged_from": str(incoming.pk) if incoming.pk and not incoming._state.adding else None,
-    }
-    entry = _history(survivor, HistoryEvent.MERGE, actor, old=old, new=new)
-    entry.old_content = survivor.content
-    entry.save()
-    _emit(
-        survivor.project,
-        survivor,
-        "memories_merged",
-        merged_content=incoming.content,
-        version=survivor.version,
-    )
-    return survivor
+    survivors = Memory.objects.select_for_update().in_bulk([pk for pk, _ in pairs])
+    history, events = [], []
+    now = timezone.now()
+    for pk, incoming in pairs:
+        survivor = survivors[pk]
+        old = {
+            "confidence": survivor.confidence,
+            "importance": survivor.importance,
+            "tags": list(survivor.tags),
+            "metadata": dict(survivor.metadata),
+            "version": survivor.version,
+        }
+        survivor.confidence = max(survivor.confidence, incoming.confidence)
+        survivor.importance = max(survivor.importance, incoming.importance)
+        survivor.tags = list(dict.fromkeys([*survivor.tags, *incoming.tags]))
+        survivor.metadata = {**survivor.metadata, **incoming.metadata}
+        survivor.pinned = survivor.pinned or incoming.pinned
+        survivor.version += 1
+        survivor.updated_at = now
+        saved = incoming.pk and not incoming._state.adding
+        new = {
+            "content": incoming.content,
+            "confidence": survivor.confidence,
+            "importance": survivor.importance,
+            "tags": list(survivor.tags),
+            "metadata": dict(survivor.metadata),
+            "version": survivor.version,
+            "merged_from": str(incoming.pk) if saved else None,
+        }
+        entry = _history(survivor, HistoryEvent.MERGE, actor, old=old, new=new)
+        entry.old_content = survivor.content
+        history.append(entry)
+        events.append((incoming.project, survivor, incoming.content, survivor.version))
+    Memory.objects.bulk_update(list(survivors.values()), _MERGED_FIELDS)
+    MemoryHistory.objects.bulk_create(history)
+    for project, survivor, content, version in events:  # the incoming's project: no query
+        _emit(project, survivor, "memories_merged", merged_content=content, version=version)
+    return [survivors[pk] for pk, _ in pairs]

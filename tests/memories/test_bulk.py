@@ -72,6 +72,20 @@ def test_bulk_merges_near_duplicates_of_stored_memories_into_the_older_one(alice
     assert sorted(events) == ["ADD", "MERGE"]
 
 
+def test_two_near_duplicates_of_one_memory_in_a_batch_are_both_merged_into_it(alice):
+    old = bulk(alice, [{"content": HOOKS, "user_id": "u1", "tags": ["react"]}])["results"][0]
+    again = [
+        {"content": HOOKS_AGAIN, "user_id": "u1", "tags": ["hooks"]},
+        {"content": HOOKS_AGAIN + ".", "user_id": "u1", "tags": ["state"], "confidence": 0.9},
+    ]
+    body = bulk(alice, again, status=200)["results"]
+    assert {r["id"] for r in body} == {old["id"]}
+    memory = Memory.objects.get(pk=old["id"])
+    assert memory.version == 3 and memory.tags == ["react", "hooks", "state"]
+    merges = MemoryHistory.objects.filter(memory_id=old["id"], event="MERGE").order_by("created_at")
+    assert [h.new_values["version"] for h in merges] == [2, 3]
+
+
 def test_a_scope_too_large_to_compare_exactly_is_probed_and_still_merges(alice, monkeypatch):
     from memories.services import bulk as bulk_service
 
