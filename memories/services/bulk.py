@@ -208,7 +208,8 @@ def _store_neighbours(
     by_scope: dict[Scope, list[int]] = {}
     for index in indexes:
         by_scope.setdefault(Scope.of(memories[index]), []).append(index)
-    cap = exact_scope_limit(0, estimated_table_rows())
+    table_rows = estimated_table_rows()  # the project's share unknown: costed as all of it
+    cap = exact_scope_limit(table_rows, table_rows)
     found: dict[int, list[tuple[UUID, str, float]]] = {}
     with connection.cursor() as cursor:
         for scope, members in by_scope.items():

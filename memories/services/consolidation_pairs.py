@@ -168,7 +168,10 @@ def exact_scope_limit(project_memories: int, table_rows: int) -> int:
     """The largest scope the exact plan should take: per seeking memory, one distance per
     memory of its scope, against one probe that steps over other projects' rows until it
     has CANDIDATES of its own. Bulk writes use the same crossover for their neighbours."""
-    rows = max(table_rows, project_memories, 1)
+    # A table smaller than the one the probe cost was measured in (or not yet analysed:
+    # reltuples is 0 for a new table) is costed as that one: the exact plan is complete,
+    # and the model's probes below it would be cheaper than the statement they run in.
+    rows = max(table_rows, project_memories, PROBE_TABLE_ROWS)
     share = max(project_memories, 1) / rows
     stepped_over = min(MAX_SCAN_TUPLES, CANDIDATES / share) - CANDIDATES
     probe = PROBE_COST_US * (rows / PROBE_TABLE_ROWS) ** PROBE_GROWTH
