@@ -218,8 +218,11 @@ def ingest(project: Any, items: list[Any], args: argparse.Namespace) -> dict[str
             if done % (args.batch * 4) == 0:
                 print(f"  {done}/{len(rest)} stored ({done / bulk_elapsed(bulk):.0f}/s)")
     bulk_rate = len(rest) / bulk.seconds if rest else 0.0
+    after = raw_encoder_rate(sample)  # again: one reading is easily disturbed by the machine
+    raw = (raw + after) / 2
     return {
         "raw_encoder_per_s": round(raw, 1),
+        "raw_encoder_before_after_per_s": [round(raw * 2 - after, 1), round(after, 1)],
         "single_per_s": round(len(single) / one_by_one.seconds, 1) if single else 0.0,
         "bulk_per_s": round(bulk_rate, 1),
         "bulk_vs_raw": round(bulk_rate / raw, 3) if raw else 0.0,

@@ -220,7 +220,7 @@ def _store_neighbours(
                 params[name] = value
             params |= {
                 "indexes": members,
-                "vectors": [_vector_literal(memories[i].embedding) for i in members],
+                "vectors": [_vector_literal(memories[i].embedding) for i in members],  # type: ignore[arg-type]
                 "project": project.pk,
                 "cap": cap,
                 "limit": NEIGHBOURS,

@@ -148,7 +148,7 @@ def _load_rows(project: Project, hits: list[SearchHit]) -> None:
     for hit in partial:
         row = by_id.get(hit.memory.pk)
         if row is not None:  # deleted meanwhile: keep what ranking saw
-            row.effective_confidence = hit.memory.effective_confidence
+            row.effective_confidence = hit.memory.effective_confidence  # type: ignore[attr-defined]
             hit.memory = row
 
 
