@@ -22,7 +22,11 @@ from django.conf import settings
 from memories.models import Memory
 from memories.selectors.search.dispatch import candidate_count, resolve_boosts, search_queryset
 from memories.selectors.search.keyword import keyword_ranked
-from memories.selectors.search.semantic import min_similarity_of, query_vector, semantic_ranked
+from memories.selectors.search.semantic import (
+    min_similarity_of,
+    query_vector_soon,
+    semantic_ranked,
+)
 from memories.selectors.search_types import SearchHit, SearchQuery
 from memoryplatform.lib.errors import InvalidInput, ProviderError
 from tenants.models import Project
@@ -35,16 +39,15 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
     fusion, alpha = _fusion_options(query.options)
     queryset = search_queryset(project=project, query=query)
     pool = max(candidate_count(query), int(query.options.get("pool", 0)))
+    vector = query_vector_soon(query.text)  # embedded while the keyword statement runs
     keyword = keyword_ranked(
         queryset, query.text, limit=pool, match=query.options.get("keyword_match", "any")
     )
     degraded = False
     try:
-        # Embedded here, not in a thread beside the keyword statement: the model already uses
-        # every core, and on 2 cores the overlap made p95 worse (docs/benchmarks.md).
         semantic = semantic_ranked(
             queryset,
-            query_vector(query.text),
+            vector.result(),
             limit=pool,
             min_similarity=min_similarity_of(query),
         )
