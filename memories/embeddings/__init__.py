@@ -31,6 +31,7 @@ def get_embedder() -> Embedder:
             return LocalEmbedder(
                 model_name=settings.MEMORY_EMBEDDING_MODEL or "all-MiniLM-L6-v2",
                 batch_size=settings.MEMORY_EMBEDDING_BATCH_SIZE,
+                runtime=settings.MEMORY_EMBEDDING_RUNTIME,
             )
         case "openai":
             from memories.embeddings.openai import OpenAIEmbedder

@@ -239,6 +239,9 @@ MEMORY_EMBEDDING_BATCH_SIZE = env_int("MEMORY_EMBEDDING_BATCH_SIZE", 32, minimum
 # The local model's CPU threads for one query (batches use every core): on 2 cores one thread
 # is ~3 ms slower at the median and has a much shorter tail (docs/benchmarks.md).
 MEMORY_EMBEDDING_QUERY_THREADS = env_int("MEMORY_EMBEDDING_QUERY_THREADS", 1, minimum=1)
+# Local model: `onnx` runs single queries through ONNX Runtime (same model and vectors, faster
+# on one thread; exported once under MEMORY_DATA_DIR/models), `torch` keeps them in PyTorch.
+MEMORY_EMBEDDING_RUNTIME = env_choice("MEMORY_EMBEDDING_RUNTIME", "onnx", {"onnx", "torch"})
 MEMORY_EMBEDDING_BASE_URL = env_str("MEMORY_EMBEDDING_BASE_URL", "")
 MEMORY_EMBEDDING_API_KEY = env_str("MEMORY_EMBEDDING_API_KEY", "")
 MEMORY_EMBEDDING_TIMEOUT = env_float("MEMORY_EMBEDDING_TIMEOUT", 30.0, minimum=0.1)

@@ -61,6 +61,43 @@ def test_a_single_query_embeds_to_the_same_vector_as_a_batch(fresh_embedder) -> 
         assert embedder.embed(text) == pytest.approx(vector, abs=1e-6)
 
 
+def test_onnx_and_torch_runtimes_give_the_same_vectors(settings, tmp_path) -> None:
+    from memories.embeddings.local import LocalEmbedder
+
+    settings.DATA_DIR = tmp_path
+    texts = ["how do I train my dog", "", "short", "a much longer text " * 60, "mid length one"]
+    onnx = LocalEmbedder(model_name="all-MiniLM-L6-v2", batch_size=2, runtime="onnx")
+    torch = LocalEmbedder(model_name="all-MiniLM-L6-v2", batch_size=2, runtime="torch")
+    batch = onnx.embed_batch(texts)  # length-sorted chunks of 2 over two workers, in order
+    assert onnx.runtime == "onnx" and list((tmp_path / "models").glob("*.onnx"))
+    for mine, theirs in zip(batch, torch.embed_batch(texts), strict=True):
+        assert mine == pytest.approx(theirs, abs=1e-5)
+    assert onnx.embed(texts[0]) == pytest.approx(torch.embed(texts[0]), abs=1e-5)
+
+
+def test_the_exported_model_is_reused_by_later_processes(settings, tmp_path) -> None:
+    from memories.embeddings.local import LocalEmbedder
+
+    settings.DATA_DIR = tmp_path
+    LocalEmbedder(model_name="all-MiniLM-L6-v2", batch_size=32).embed("first process")
+    [exported] = (tmp_path / "models").glob("*.onnx")
+    written = exported.stat().st_mtime_ns
+    LocalEmbedder(model_name="all-MiniLM-L6-v2", batch_size=32).embed("second process")
+    assert exported.stat().st_mtime_ns == written
+    assert not list((tmp_path / "models").glob("*.partial"))
+
+
+def test_onnx_runtime_falls_back_to_torch_when_it_cannot_export(settings, tmp_path, caplog) -> None:
+    from memories.embeddings.local import LocalEmbedder
+
+    (tmp_path / "not-a-directory").write_text("")
+    settings.DATA_DIR = tmp_path / "not-a-directory"  # the model cannot be written there
+    embedder = LocalEmbedder(model_name="all-MiniLM-L6-v2", batch_size=32, runtime="onnx")
+    vector = embedder.embed("still embedded")
+    assert embedder.runtime == "torch" and len(vector) == 384
+    assert "embedding with PyTorch" in caplog.text
+
+
 def test_openai_embedder_batches_requests_to_the_server(openai_embeddings, settings) -> None:
     settings.MEMORY_EMBEDDING_BATCH_SIZE = 2
     get_embedder.cache_clear()
