@@ -92,3 +92,13 @@ def fake_openai(settings):
 def anyio_backend() -> str:
     """Async tests (`@pytest.mark.anyio`) run on asyncio, like daphne and uvicorn."""
     return "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_side_connections(django_db_setup: None) -> Any:
+    """Connections opened by hybrid search's second thread (tests on committed data) are
+    closed before pytest-django drops the test database."""
+    yield
+    from memoryplatform.lib.db_threads import close_connections
+
+    close_connections()

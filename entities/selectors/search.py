@@ -192,16 +192,28 @@ def graph_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
     return hits
 
 
-def graph_boost(*, project: Project, query: SearchQuery, hits: list[SearchHit]) -> dict:
+def graph_boost(
+    *, project: Project, query: SearchQuery, hits: list[SearchHit], prepared: Any = None
+) -> dict:
     """Hybrid: when the query names known entities, add up to BOOST_WEIGHT to the hits
     linked to them or to their direct neighbours (`graph_weight`, `graph_depth` options),
-    each entity weighted by its specificity so ubiquitous ones barely count."""
+    each entity weighted by its specificity so ubiquitous ones barely count. `prepared` is
+    what `graph_boost.prepare` returned for this query (hybrid computes it while its
+    semantic statement runs); without it the boost prepares itself."""
     if not hits:
         return {}
-    weight = query.options.get("graph_weight", BOOST_WEIGHT)
-    if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
-        raise InvalidInput("graph_weight must be within [0, 1]", fields={"graph_weight": ["0-1"]})
-    if weight == 0:
+    scores = graph_boost_scores(project=project, query=query) if prepared is None else prepared
+    if not scores:
+        return {}
+    weight = _boost_weight(query)
+    ranked = _memory_scores(project, scores, [hit.memory.pk for hit in hits])
+    return {memory_id: weight * score for memory_id, (score, _) in ranked.items() if score > 0}
+
+
+def graph_boost_scores(*, project: Project, query: SearchQuery) -> dict[int, float]:
+    """{entity id: score} of the entities the query names and their neighbours, each seed
+    weighted by its specificity; empty when the query names none (or the boost is off)."""
+    if _boost_weight(query) == 0:
         return {}
     seeds = entities_in_text(project=project, text=query.text)
     weights = specificity(project=project, entity_ids=list(seeds))
@@ -209,9 +221,15 @@ def graph_boost(*, project: Project, query: SearchQuery, hits: list[SearchHit]) 
     if not seeds:
         return {}
     depth = _depth_option(query, "graph_depth", BOOST_DEPTH)
-    scores = entity_scores(project=project, seeds=seeds, depth=depth)
-    ranked = _memory_scores(project, scores, [hit.memory.pk for hit in hits])
-    return {memory_id: weight * score for memory_id, (score, _) in ranked.items() if score > 0}
+    return entity_scores(project=project, seeds=seeds, depth=depth)
+
+
+def _boost_weight(query: SearchQuery) -> float:
+    weight = query.options.get("graph_weight", BOOST_WEIGHT)
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
+        raise InvalidInput("graph_weight must be within [0, 1]", fields={"graph_weight": ["0-1"]})
+    return float(weight)
 
 
 graph_boost.boost_name = "graph"  # type: ignore[attr-defined]
+graph_boost.prepare = graph_boost_scores  # type: ignore[attr-defined]

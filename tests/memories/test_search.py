@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from memories.models import Memory
@@ -97,6 +98,23 @@ def test_hybrid_is_the_default_and_combines_both_signals(alice, remember) -> Non
     first = body["results"][0]
     expected = first["score_parts"]["relevance"] * first["score_parts"]["confidence"]
     assert first["score"] == pytest.approx(expected, abs=1e-5)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_hybrid_on_committed_data_runs_both_signals_at_once_with_the_same_results() -> None:
+    from memories.selectors.search import memory_search
+    from memories.selectors.search_types import SearchQuery
+    from tests.conftest import make_tenant
+
+    alice = make_tenant("alice")
+    for text in ["canine behavior training tips", "train timetable", "gardening in spring"]:
+        response = alice.post("/api/v1/memories/", {"content": text, "user_id": "u1"})
+        assert response.status_code == 201
+    through_http = contents(search(alice, query="how to train dogs"))  # committed: in parallel
+    assert set(through_http[:2]) == {"canine behavior training tips", "train timetable"}
+    with transaction.atomic():  # one connection, one after the other
+        inline = memory_search(project=alice.project, query=SearchQuery(text="how to train dogs"))
+    assert [hit.memory.content for hit in inline.hits] == through_http
 
 
 @pytest.mark.parametrize("fusion", ["minmax", "rrf"])

@@ -16,6 +16,8 @@ Hybrid boosts: `HYBRID_BOOSTS` lists import strings of callables
 each after fusion and adds the returned amounts to the named hits' relevance (recorded in
 `parts` under the callable's `boost_name` attribute, default its function name). A boost
 that cannot be imported is skipped; `options={"boosts": False}` turns them off per query.
+A boost may carry a `prepare(*, project, query)` callable for the work that does not need the
+hits: hybrid calls it while its semantic statement runs and passes the result as `prepared=`.
 The knowledge graph registers `entities.selectors.search.graph_boost` this way.
 """
 

@@ -8,7 +8,7 @@ a rare term ("pottery") outweighs one that half the memories contain (a speaker'
 `ts_rank_cd` (content weighted above context, closer terms first) breaks ties. The work is
 bounded: at most MEMORY_SEARCH_TERM_CAP (100) memories are read per term, plus as many
 containing every term, so a common word costs the same at 1k or 1M memories (exact below
-the cap; see `_idf_scores`). On LoCoMo this
+the cap; see `_idf_ranked`). On LoCoMo this
 ranks the evidence turn in the top 10 for 0.66 of questions, against 0.56 for `ts_rank_cd`
 alone (docs/benchmarks.md). Web-search syntax ("quoted phrases", -excluded words) switches to
 `websearch_to_tsquery`'s strict semantics, ranked by `ts_rank_cd`;
@@ -18,11 +18,10 @@ alone (docs/benchmarks.md). Web-search syntax ("quoted phrases", -excluded words
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
-from django.db import connection
+from django.db import connection, connections
 from django.db.models import BooleanField, F, FloatField, Func, QuerySet, Value
 
 from memories.models import TEXT_SEARCH_CONFIG, Memory
@@ -63,10 +62,7 @@ def keyword_ranked(
     lexemes = query_lexemes(text)
     if not lexemes:
         return []
-    scored = _idf_scores(queryset, lexemes, limit=limit)
-    rows = queryset.filter(pk__in=list(scored)).only(*CANDIDATE_FIELDS)
-    ranked = [(row, scored[row.pk]) for row in rows]
-    return sorted(ranked, key=lambda pair: -pair[1])
+    return _idf_ranked(queryset, lexemes, limit=limit)
 
 
 def _strict_ranked(
@@ -91,8 +87,12 @@ def query_lexemes(text: str) -> list[str]:
         return list(cursor.fetchone()[0])[:MAX_TERMS]
 
 
-def _idf_scores(queryset: QuerySet[Memory], lexemes: list[str], *, limit: int) -> dict[Any, float]:
-    """{pk: Σ idf(term) over the query terms the memory contains} for the top `limit`.
+def _idf_ranked(
+    queryset: QuerySet[Memory], lexemes: list[str], *, limit: int
+) -> list[tuple[Memory, float]]:
+    """(memory, Σ idf(term) over the query terms it contains) for the top `limit`, best
+    first, each memory loaded with CANDIDATE_FIELDS (and effective_confidence when the
+    queryset has it) by the same statement.
 
     Scored over a bounded candidate set so a common word costs the same at 1k or 1M
     memories: for each term at most `term_cap` matching memories, plus up to `term_cap`
@@ -126,6 +126,14 @@ def _idf_scores(queryset: QuerySet[Memory], lexemes: list[str], *, limit: int) -
         idf_terms.append(
             f"ln(1 + ((count(*) OVER ())::float8 - {df} + 0.5) / ({df} + 0.5)) * {column}::int"
         )
+    # The best rows are read back through the filtered queryset (one index probe each), which
+    # also computes the annotations ranking needs: no second round trip for the rows.
+    confidence = "effective_confidence" in queryset.query.annotations
+    fields = _candidate_columns()
+    loaded = [*fields, "search_vector", *(["effective_confidence"] if confidence else [])]
+    rows_sql, rows_params = queryset.order_by().values_list(*loaded).query.sql_with_params()
+    row_columns = ", ".join(f"r{i}" for i in range(len(loaded)))
+    vector = f"r{len(fields)}"
     any_term = " || ".join("quote_literal(%s)::tsquery" for _ in lexemes)
     sql = f"""
         WITH candidates AS (
@@ -137,13 +145,26 @@ def _idf_scores(queryset: QuerySet[Memory], lexemes: list[str], *, limit: int) -
         ), best AS (
             SELECT id, score FROM scored ORDER BY score DESC LIMIT %s
         )
-        SELECT best.id, best.score, ts_rank_cd(m.search_vector, {any_term}, {RANK_NORMALIZATION})
-        FROM best JOIN memories_memory m ON m.id = best.id
-        ORDER BY best.score DESC, 3 DESC LIMIT %s
+        SELECT r.*, best.score, ts_rank_cd(r.{vector}, {any_term}, {RANK_NORMALIZATION}) AS tie
+        FROM best JOIN ({rows_sql}) AS r({row_columns}) ON r.r0 = best.id
+        ORDER BY best.score DESC, tie DESC LIMIT %s
     """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, limit * TIE_BREAK_POOL, *lexemes, limit])
-        return {pk: float(score) + float(tie) * 1e-3 for pk, score, tie in cursor.fetchall()}
+    with connections[queryset.db].cursor() as cursor:
+        cursor.execute(sql, [*params, limit * TIE_BREAK_POOL, *lexemes, *rows_params, limit])
+        fetched = cursor.fetchall()
+    ranked = []
+    for row in fetched:
+        memory = Memory.from_db(queryset.db, fields, row[: len(fields)])
+        if confidence:
+            memory.effective_confidence = row[len(fields) + 1]  # type: ignore[attr-defined]
+        score, tie = row[-2], row[-1]
+        ranked.append((memory, float(score) + float(tie) * 1e-3))
+    return ranked
+
+
+def _candidate_columns() -> list[str]:
+    """CANDIDATE_FIELDS in the model's field order, the order `Model.from_db` expects."""
+    return [f.attname for f in Memory._meta.concrete_fields if f.attname in CANDIDATE_FIELDS]
 
 
 def keyword_search(*, project: Project, query: MemorySearchQuery) -> list[SearchHit]:

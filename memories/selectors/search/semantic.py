@@ -10,7 +10,6 @@ sent with every database connection (settings.DATABASES), so a search is one sta
 from __future__ import annotations
 
 import functools
-from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -28,21 +27,12 @@ from memories.selectors.search_types import SearchHit, SearchQuery
 from tenants.models import Project
 
 QUERY_CACHE_SIZE = 1024  # query embeddings kept per process (about 1.6 MB at 384 dims)
-# Hybrid search asks for its query's embedding here, then runs its keyword statement: the
-# model (one CPU thread for a query) and PostgreSQL then work on the two cores at once.
-# These threads only wait for the provider; no database work happens on them.
-_EMBEDDING_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embedding")
 
 
 def query_vector(text: str) -> list[float]:
     """The query's embedding; ProviderError (502) when the provider fails. Recent queries
     are remembered per process (agents repeat their searches; failures are not cached)."""
     return list(_cached_vector(get_embedder(), text))
-
-
-def query_vector_soon(text: str) -> Future[list[float]]:
-    """`query_vector` computed in a background thread; `.result()` raises what it raised."""
-    return _EMBEDDING_THREADS.submit(query_vector, text)
 
 
 @functools.lru_cache(maxsize=QUERY_CACHE_SIZE)

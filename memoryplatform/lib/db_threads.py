@@ -1,0 +1,78 @@
+"""Run a read beside the caller's own: a second thread with its own database connection.
+
+`beside(work)` starts `work` on one of a few long-lived threads, where Django gives it a
+connection of its own (from the pool under ASGI, or a persistent one), so two statements run
+on two PostgreSQL backends at once: hybrid search runs its semantic statement while the
+caller runs the keyword one. The connection is handed back (or kept within CONN_MAX_AGE)
+when the work ends, as Django does at the end of a request.
+
+Another connection cannot see the caller's uncommitted writes, so inside a transaction
+(`atomic`, a test's rollback-wrapped database) the work runs inline, in the caller's thread
+and transaction: the result is the same, only not concurrent.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
+
+from django.db import DEFAULT_DB_ALIAS, close_old_connections, connections
+
+T = TypeVar("T")
+WORKERS = 4  # concurrent requests each borrow one while their own statement runs
+_executors: dict[int, ThreadPoolExecutor] = {}  # by process: a forked child starts its own
+_lock = threading.Lock()
+
+
+def beside(work: Callable[[], T], *, using: str = DEFAULT_DB_ALIAS) -> Future[T]:
+    """`work()` on another connection while the caller goes on; `.result()` returns or
+    raises what it did. Inline (already finished) inside a transaction."""
+    if connections[using].in_atomic_block:
+        done: Future[T] = Future()
+        try:
+            done.set_result(work())
+        except Exception as exc:  # delivered by .result(), as from a thread
+            done.set_exception(exc)
+        return done
+    return _executor().submit(_with_connection, work)
+
+
+def close_connections(timeout: float = 10.0) -> None:
+    """Close the database connections the worker threads hold (a test run does this before
+    dropping its database; a process that exits needs nothing). Each worker closes its own:
+    one task per worker, held at a barrier so that no worker takes two."""
+    with _lock:
+        executor = _executors.get(os.getpid())
+    if executor is None:
+        return
+    barrier = threading.Barrier(WORKERS, timeout=timeout)
+
+    def close() -> None:
+        connections.close_all()
+        try:
+            barrier.wait()
+        except threading.BrokenBarrierError:
+            pass
+
+    for future in [executor.submit(close) for _ in range(WORKERS)]:
+        future.result()
+
+
+def _executor() -> ThreadPoolExecutor:
+    pid = os.getpid()
+    with _lock:
+        if pid not in _executors:
+            _executors.clear()
+            _executors[pid] = ThreadPoolExecutor(WORKERS, thread_name_prefix="db-beside")
+        return _executors[pid]
+
+
+def _with_connection(work: Callable[[], T]) -> T:
+    close_old_connections()  # one the server closed, or past CONN_MAX_AGE, is replaced
+    try:
+        return work()
+    finally:
+        close_old_connections()  # pooled: back to the pool; persistent: kept for a while
