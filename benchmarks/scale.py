@@ -5,8 +5,10 @@ HTTP; HNSW recall@10 against exact search; ingest throughput against the raw enc
     python -m benchmarks.scale --n 100000 --reuse        # search again without re-ingesting
 
 N synthetic memories are generated from varied templates (people, projects, tools, places,
-times; 10 memory types, tags, metadata, 50 users), stored through `memories_create_bulk` (the
-same service as the API), then searched with natural questions. HTTP latency comes from a
+times; 10 memory types, tags, metadata, 50 users), stored through `memories_import` (bulk
+writes of `--batch`, `--in-flight` at once, as `manage.py import_memories` does; each one
+`memories_create_bulk`, the service behind the API's bulk endpoint), then searched with
+natural questions. HTTP latency comes from a
 live uvicorn server on 127.0.0.1 started by the benchmark, one keep-alive client, a bounded
 request loop; it includes authentication, query embedding, search, serialisation and the
 reinforcement UPDATE.
@@ -138,6 +140,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--reuse", action="store_true", help="keep an existing ingest of N")
     parser.add_argument("--queries", type=int, default=200, help="searches per measurement")
     parser.add_argument("--batch", type=int, default=500, help="memories per bulk create")
+    parser.add_argument(
+        "--in-flight", type=int, default=2, help="bulk writes in flight (memories_import)"
+    )
     parser.add_argument("--single", type=int, default=200, help="memories stored one by one")
     parser.add_argument("--recall-queries", type=int, default=100)
     parser.add_argument(
@@ -197,7 +202,7 @@ def raw_encoder_rate(texts: list[str]) -> float:
 def ingest(project: Any, items: list[Any], args: argparse.Namespace) -> dict[str, Any]:
     from django.conf import settings
 
-    from memories.services.bulk import memories_create_bulk
+    from memories.services.importing import memories_import
     from memories.services.memories import memory_create
     from memoryplatform.lib.actor import command
 
@@ -209,14 +214,23 @@ def ingest(project: Any, items: list[Any], args: argparse.Namespace) -> dict[str
         for item in single:
             memory_create(project=project, data=item, actor=actor)
     rest = items[args.single :]
+    done = 0
+
+    def report(count: int) -> None:
+        nonlocal done
+        done += count
+        if done % (args.batch * 4) == 0:
+            print(f"  {done}/{len(rest)} stored ({done / bulk_elapsed(bulk):.0f}/s)")
+
     with Timer() as bulk:
-        for start in range(0, len(rest), args.batch):
-            memories_create_bulk(
-                project=project, items=rest[start : start + args.batch], actor=actor
-            )
-            done = start + len(rest[start : start + args.batch])
-            if done % (args.batch * 4) == 0:
-                print(f"  {done}/{len(rest)} stored ({done / bulk_elapsed(bulk):.0f}/s)")
+        memories_import(
+            project=project,
+            items=rest,
+            actor=actor,
+            batch_size=args.batch,
+            in_flight=args.in_flight,
+            progress=report,
+        )
     bulk_rate = len(rest) / bulk.seconds if rest else 0.0
     after = raw_encoder_rate(sample)  # again: one reading is easily disturbed by the machine
     raw = (raw + after) / 2
@@ -227,6 +241,8 @@ def ingest(project: Any, items: list[Any], args: argparse.Namespace) -> dict[str
         "bulk_per_s": round(bulk_rate, 1),
         "bulk_vs_raw": round(bulk_rate / raw, 3) if raw else 0.0,
         "bulk_seconds": round(bulk.seconds, 1),
+        "bulk_batch": args.batch,
+        "bulk_in_flight": args.in_flight,
         "graph_extraction": getattr(settings, "MEMORY_GRAPH_EXTRACTION", "n/a"),
         "dedup_threshold": getattr(settings, "MEMORY_DEDUP_THRESHOLD", "n/a"),
     }

@@ -5,9 +5,10 @@ existing memory, near-duplicates merge into the older memory of the same scope, 
 events, graph, consolidation counter) but does the work set-wise, because a bulk write should
 cost little more than embedding its texts:
 
-1. one advisory-lock statement for all the batch's scopes (the same locks single writers take);
-2. one query for live exact duplicates; duplicates inside the batch are found in Python;
-3. one embedding batch for the memories that are new;
+1. one embedding batch for the texts that are not exact duplicates, before any lock is taken;
+2. one advisory-lock statement for all the batch's scopes (the same locks single writers take);
+3. one query for live exact duplicates; duplicates inside the batch are found in Python; the
+   new memories take their vectors from step 1;
 4. one query per scope for the live neighbours of its new memories: every memory of the scope
    compared with them when the scope is small enough (the crossover consolidation uses,
    `exact_scope_limit`), else a LATERAL HNSW probe each; and a similarity matrix for
@@ -34,7 +35,7 @@ from memories.services.consolidation_pairs import estimated_table_rows, exact_sc
 from memories.services.content import Scope
 from memories.services.contradictions import contradiction_cues
 from memories.services.dedup import lock_scopes, merge_many
-from memories.services.embedding import embed_or_none
+from memories.services.embedding import embed_or_none, prefetched_embeddings
 from memories.services.memories import (
     DUPLICATE_CONSTRAINT,
     CreateResult,
@@ -108,13 +109,24 @@ class _Plan:
     inserts: list[int] = field(default_factory=list)
 
 
-@transaction.atomic
 def memories_create_bulk(
     *, project: Project, items: list[MemoryInput], actor: Actor
 ) -> list[CreateResult]:
     """Store many memories (see the module docstring); all or nothing on invalid input.
-    Results are in the order of `items`."""
+    Results are in the order of `items`. The texts that are not exact duplicates are
+    embedded before the scope locks are taken (the duplicates are found again under the
+    locks), so while one bulk write holds the locks of its scopes, the next can already be
+    embedding."""
     memories = [_build_item(project, index, item) for index, item in enumerate(items)]
+    likely_new = _plan_exact(project, memories).inserts  # a hint: planned again under the locks
+    with prefetched_embeddings([memories[index].content for index in likely_new]):
+        return _create_all(project, memories, items, actor)
+
+
+@transaction.atomic
+def _create_all(
+    project: Project, memories: list[Memory], items: list[MemoryInput], actor: Actor
+) -> list[CreateResult]:
     lock_scopes(project=project, scopes=[Scope.of(memory) for memory in memories])
     plan = _plan_exact(project, memories)
     fresh = [memories[index] for index in plan.inserts]
