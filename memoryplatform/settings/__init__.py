@@ -58,15 +58,17 @@ INSTALLED_APPS = [
     "mcpserver",
 ]
 
+# Django's stock middleware, adapted so that an API request under ASGI does not cross between
+# the event loop and a thread at every hook; browser-only ones skip /api/v1/ (lib/middleware.py).
 MIDDLEWARE = [
-    "django.middleware.security.SecurityMiddleware",
+    "memoryplatform.lib.middleware.InlineSecurityMiddleware",
     "memoryplatform.lib.static.StaticFilesMiddleware",  # WhiteNoise, async-capable
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "memoryplatform.lib.middleware.BrowserOnlySessionMiddleware",
+    "memoryplatform.lib.middleware.InlineCommonMiddleware",
+    "memoryplatform.lib.middleware.BrowserOnlyCsrfViewMiddleware",
+    "memoryplatform.lib.middleware.BrowserOnlyAuthenticationMiddleware",
+    "memoryplatform.lib.middleware.BrowserOnlyMessageMiddleware",
+    "memoryplatform.lib.middleware.InlineXFrameOptionsMiddleware",
 ]
 
 ROOT_URLCONF = "memoryplatform.urls"

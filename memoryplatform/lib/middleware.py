@@ -1,0 +1,82 @@
+"""Django's stock middleware without a thread hop per hook under ASGI.
+
+Under ASGI, `MiddlewareMixin` runs every `process_request` and `process_response` through
+`sync_to_async`: with seven such middleware an API request crossed between the event loop and
+a worker thread about twelve times before and after its view (each crossing wakes a thread
+and the loop; ~10 ms through HTTP on two busy cores). Two kinds of fix, same behaviour:
+
+- `Inline*`: middleware whose hooks never touch the database or a file (security headers,
+  trailing slashes, X-Frame-Options) run their hooks directly in the event loop.
+- `BrowserOnly*`: middleware that only serve browser sessions (sessions, `request.user`,
+  messages, CSRF) are skipped for `/api/v1/`, which authenticates by API key alone (DRF's
+  own authentication, no session, no CSRF cookie); every other path (the admin, the API
+  docs) gets them exactly as before. Their session save may touch the database, so they
+  keep Django's thread hop where they run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.middleware import AuthenticationMiddleware
+from django.contrib.messages.middleware import MessageMiddleware
+from django.contrib.sessions.middleware import SessionMiddleware
+from django.middleware.clickjacking import XFrameOptionsMiddleware
+from django.middleware.common import CommonMiddleware
+from django.middleware.csrf import CsrfViewMiddleware
+from django.middleware.security import SecurityMiddleware
+
+API_PREFIX = "/api/v1/"
+
+
+class _Inline:
+    """Hooks run in whichever mode the chain runs: no sync_to_async around them."""
+
+    async def __acall__(self, request: Any) -> Any:
+        response = self.process_request(request) if hasattr(self, "process_request") else None
+        response = response or await self.get_response(request)  # type: ignore[attr-defined]
+        if hasattr(self, "process_response"):
+            response = self.process_response(request, response)
+        return response
+
+
+class _BrowserOnly:
+    """Skipped for API paths; Django's own behaviour everywhere else."""
+
+    def __call__(self, request: Any) -> Any:
+        if request.path_info.startswith(API_PREFIX):
+            return self.get_response(request)  # type: ignore[attr-defined]
+        return super().__call__(request)  # type: ignore[misc]
+
+    async def __acall__(self, request: Any) -> Any:
+        if request.path_info.startswith(API_PREFIX):
+            return await self.get_response(request)  # type: ignore[attr-defined]
+        return await super().__acall__(request)  # type: ignore[misc]
+
+
+class InlineSecurityMiddleware(_Inline, SecurityMiddleware):
+    pass
+
+
+class InlineCommonMiddleware(_Inline, CommonMiddleware):
+    pass
+
+
+class InlineXFrameOptionsMiddleware(_Inline, XFrameOptionsMiddleware):
+    pass
+
+
+class BrowserOnlySessionMiddleware(_BrowserOnly, SessionMiddleware):
+    pass
+
+
+class BrowserOnlyCsrfViewMiddleware(_BrowserOnly, CsrfViewMiddleware):
+    pass
+
+
+class BrowserOnlyAuthenticationMiddleware(_BrowserOnly, AuthenticationMiddleware):
+    pass
+
+
+class BrowserOnlyMessageMiddleware(_BrowserOnly, MessageMiddleware):
+    pass
