@@ -13,6 +13,7 @@ and transaction: the result is the same, only not concurrent.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable
@@ -52,10 +53,8 @@ def close_connections(timeout: float = 10.0) -> None:
 
     def close() -> None:
         connections.close_all()
-        try:
+        with contextlib.suppress(threading.BrokenBarrierError):
             barrier.wait()
-        except threading.BrokenBarrierError:
-            pass
 
     for future in [executor.submit(close) for _ in range(WORKERS)]:
         future.result()
