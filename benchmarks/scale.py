@@ -144,7 +144,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--in-flight", type=int, default=2, help="bulk writes in flight (memories_import)"
     )
     parser.add_argument("--single", type=int, default=200, help="memories stored one by one")
-    parser.add_argument("--recall-queries", type=int, default=100)
+    parser.add_argument("--recall-queries", type=int, default=400)
     parser.add_argument(
         "--more",
         type=int,
