@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice
 
 from memories.services.bulk import MAX_BULK_ITEMS, memories_create_bulk
@@ -69,18 +70,12 @@ def memories_import(
         )
     summary = ImportSummary()
     pending: deque[tuple[int, int, Future[list[CreateResult]]]] = deque()
-    failed = False
     for start, batch in _batches(items, batch_size):
-        if failed:
-            break
-        if len(pending) >= in_flight:
-            failed = _collect(pending.popleft(), summary, progress) or failed
-            if failed:
-                break
-        future = beside(lambda batch=batch: _store(project, batch, actor))
-        pending.append((start, len(batch), future))
+        if len(pending) >= in_flight and _collect(pending.popleft(), summary, progress):
+            break  # no new batch after a failure; the ones in flight finish below
+        pending.append((start, len(batch), beside(partial(_store, project, batch, actor))))
     while pending:
-        failed = _collect(pending.popleft(), summary, progress) or failed
+        _collect(pending.popleft(), summary, progress)
     if summary.failed_at is not None:
         raise ImportFailed(summary)
     return summary
