@@ -42,22 +42,34 @@ def project_group(project_id: int) -> str:
 
 
 def emit(*, project_id: int, project_slug: str, type: EventType, data: dict[str, Any]) -> None:
-    event: Event = {
-        "type": type,
-        "project": project_slug,
-        "at": datetime.now(UTC).isoformat(),
-        "data": data,
-    }
-    transaction.on_commit(lambda: _send(project_id, event))
+    emit_many(project_id=project_id, project_slug=project_slug, events=[(type, data)])
 
 
-def _send(project_id: int, event: Event) -> None:
+def emit_many(
+    *, project_id: int, project_slug: str, events: list[tuple[EventType, dict[str, Any]]]
+) -> None:
+    """Several events of one project, sent in order after the commit with one hop to the
+    channel layer's event loop (~0.5 ms each when sent one by one: a bulk write of 1,000
+    memories spent 0.5 s on it)."""
+    if not events:
+        return
+    at = datetime.now(UTC).isoformat()
+    batch: list[Event] = [
+        {"type": type, "project": project_slug, "at": at, "data": data} for type, data in events
+    ]
+    transaction.on_commit(lambda: _send(project_id, batch))
+
+
+def _send(project_id: int, events: list[Event]) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
     try:
-        async_to_sync(layer.group_send)(
-            project_group(project_id), {"type": "memory.event", "event": event}
-        )
+        async_to_sync(_group_send)(layer, project_group(project_id), events)
     except Exception:  # a broken channel layer must never fail a committed write
-        logger.exception("could not send %s event", event["type"])
+        logger.exception("could not send %s", ", ".join(sorted({e["type"] for e in events})))
+
+
+async def _group_send(layer: Any, group: str, events: list[Event]) -> None:
+    for event in events:
+        await layer.group_send(group, {"type": "memory.event", "event": event})

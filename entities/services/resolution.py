@@ -44,6 +44,8 @@ from entities.services.entities import (
     pick_by_key,
 )
 from memories.services.embedding import embed_or_none
+from memoryplatform.lib.bulk import update_rows
+from memoryplatform.lib.vectors import vector_literal
 from tenants.models import Project
 
 NEAR_CANDIDATES = 3  # per new name; a few, in case an earlier spec upgraded the nearest one
@@ -154,7 +156,7 @@ class _Batch:
             vector = self.vectors.get(key[0])
             if vector is not None:
                 probes.append(key)
-                vectors.append(_vector_literal(vector))
+                vectors.append(vector_literal(vector))
         if not probes:
             return
         params: dict[str, Any] = {
@@ -250,7 +252,7 @@ class _Batch:
             self.entities[slot].updated_at = now
             by_fields.setdefault(tuple(sorted(changed)), []).append(self.entities[slot])
         for fields, entities in by_fields.items():
-            Entity.objects.bulk_update(entities, [*fields, "updated_at"])
+            update_rows(entities, [*fields, "updated_at"])
 
     def flush(self) -> None:
         self._save_changed()
@@ -282,7 +284,3 @@ def _insert_one(project: Project, entity: Entity) -> Entity:
 def _unit(vector: list[float]) -> np.ndarray:
     array = np.asarray(vector, dtype=np.float64)
     return array / max(float(np.linalg.norm(array)), 1e-12)
-
-
-def _vector_literal(vector: list[float]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"

@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 from memories.models import Memory
 from memories.services.embedding import embed_or_none
 from memories.services.embedding_space import embedding_space_record
+from memoryplatform.lib.bulk import update_rows
 from tenants.models import Project
 
 
@@ -71,5 +72,5 @@ def _embed_batch(batch: list[Memory], result: BackfillResult) -> None:
             continue
         memory.embedding = vector
         done.append(memory)
-    Memory.objects.bulk_update(done, ["embedding"])
+    update_rows(done, ["embedding"])
     result.embedded += len(done)

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from memories.models import HistoryEvent, LinkType, Memory, MemoryHistory, MemoryLink
 from memoryplatform.lib.actor import Actor
+from memoryplatform.lib.bulk import update_rows
 from tenants.models import Project
 
 BATCH_CLUSTERS = 500
@@ -82,7 +83,7 @@ def _absorb_batch(project: Project, clusters: list[Cluster], actor: Actor) -> tu
 
     into = {m.pk: primary.pk for primary, members in clusters for m, _ in members}
     history = [row for primary, members in clusters for row in _merge(primary, members, actor)]
-    Memory.objects.bulk_update([primary for primary, _ in clusters], _PRIMARY_FIELDS)
+    update_rows([primary for primary, _ in clusters], _PRIMARY_FIELDS)
     links = _move_links(project, into)
     entities = reassign_entities_batch(project=project, into=into)
     _supersede(project, clusters, actor, history)

@@ -26,6 +26,7 @@ from memories.selectors.similar import memories_similar_to
 from memories.services.content import Scope
 from memories.services.tuning import tuning
 from memoryplatform.lib.actor import Actor
+from memoryplatform.lib.bulk import update_rows
 from tenants.models import Project
 
 
@@ -92,7 +93,7 @@ def merge_many(*, pairs: list[tuple[Any, Memory]], actor: Actor) -> list[Memory]
     """`merge_into` for many (survivor id, incoming) pairs, in order, set-wise: one locking
     read of the survivors, one UPDATE, one INSERT of MERGE history. A survivor named twice
     takes both merges (version + 2, two history rows). Returns each pair's survivor."""
-    from memories.services.memories import _emit, _history
+    from memories.services.memories import _emit_many, _history
 
     survivors = Memory.objects.select_for_update().in_bulk([pk for pk, _ in pairs])
     history, events = [], []
@@ -127,8 +128,12 @@ def merge_many(*, pairs: list[tuple[Any, Memory]], actor: Actor) -> list[Memory]
         entry.old_content = survivor.content
         history.append(entry)
         events.append((incoming.project, survivor, incoming.content, survivor.version))
-    Memory.objects.bulk_update(list(survivors.values()), _MERGED_FIELDS)
+    update_rows(list(survivors.values()), _MERGED_FIELDS)
     MemoryHistory.objects.bulk_create(history)
-    for project, survivor, content, version in events:  # the incoming's project: no query
-        _emit(project, survivor, "memories_merged", merged_content=content, version=version)
+    by_project: dict[Any, list] = {}  # the incoming's project: no query
+    for project, survivor, content, version in events:
+        merged = {"merged_content": content, "version": version}
+        by_project.setdefault(project, []).append((survivor, "memories_merged", merged))
+    for project, batch in by_project.items():
+        _emit_many(project, batch)
     return [survivors[pk] for pk, _ in pairs]

@@ -24,7 +24,7 @@ from memories.services.content import (
     content_hash,
 )
 from memories.services.embedding import embed_or_none
-from memoryplatform.events import EventType, emit
+from memoryplatform.events import EventType, emit_many
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, parse_uuid
 from memoryplatform.lib.tokens import estimate_tokens
@@ -120,11 +120,15 @@ def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _emit(project: Project, memory: Memory, type: EventType, **data: Any) -> None:
-    emit(
+    _emit_many(project, [(memory, type, data)])
+
+
+def _emit_many(project: Project, events: list[tuple[Memory, EventType, dict[str, Any]]]) -> None:
+    """The events of a set-wise write, in order, in one batch (memoryplatform.events)."""
+    emit_many(
         project_id=project.pk,
         project_slug=project.slug,
-        type=type,
-        data={"id": str(memory.pk), **data},
+        events=[(type, {"id": str(memory.pk), **data}) for memory, type, data in events],
     )
 
 

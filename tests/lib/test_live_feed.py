@@ -78,3 +78,21 @@ async def test_failed_write_sends_no_event() -> None:
     assert response.status_code == 400
     assert await ws.receive_nothing(timeout=0.5)
     await ws.disconnect()
+
+
+async def test_a_bulk_write_sends_each_memorys_event_in_order() -> None:
+    alice = await sync_to_async(make_tenant)("alice")
+    ws = await connect(alice.key)
+    assert (await ws.connect())[0]
+    await ws.receive_json_from()
+    texts = ["Ada owns the billing service", "Bo moved to Lisbon", "Cy prefers tea"]
+    response = await sync_to_async(alice.post)(
+        "/api/v1/memories/bulk/",
+        {"memories": [{"content": text, "user_id": "u1"} for text in texts]},
+    )
+    assert response.status_code in (200, 201), response.json()
+    events = [await ws.receive_json_from(timeout=5) for _ in texts]
+    assert [(e["type"], e["data"]["content"]) for e in events] == [
+        ("memory_created", text) for text in texts
+    ]
+    await ws.disconnect()
