@@ -23,14 +23,21 @@ single-write path one by one, which handles that race.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+from typing import Any
 from uuid import UUID
 
 import numpy as np
 from django.db import IntegrityError, connection, transaction
 
 from memories.models import HistoryEvent, Memory
-from memories.services.consolidation_pairs import estimated_table_rows, exact_scope_limit
+from memories.services.consolidation_pairs import (
+    PROBE_SETTINGS,
+    estimated_table_rows,
+    exact_scope_limit,
+    local_settings,
+)
 from memories.services.content import Scope
 from memories.services.contradictions import contradiction_cues
 from memories.services.dedup import lock_scopes, merge_many
@@ -74,8 +81,9 @@ WHERE (SELECT count(*) FROM scope) <= %(cap)s AND (s.embedding <=> q.v) <= %(max
 UNION ALL
 SELECT NULL, NULL, NULL, NULL WHERE (SELECT count(*) FROM scope) > %(cap)s
 """
-# Probes, for a larger scope: the NEIGHBOURS nearest of the scope for each new memory, a
-# LATERAL HNSW scan each (iterative scans fill NEIGHBOURS rows of the scope).
+# Probes, for a larger scope (run with consolidation's PROBE_SETTINGS): the NEIGHBOURS nearest
+# of the scope for each new memory, a LATERAL HNSW scan each (iterative scans fill NEIGHBOURS
+# rows of the scope).
 _NEIGHBOURS_SQL = """
 SELECT q.i, n.id, n.content, 1 - n.distance
 FROM unnest(%(indexes)s::int[], %(vectors)s::vector[]) AS q(i, v)
@@ -216,38 +224,74 @@ def _store_neighbours(
     project: Project, memories: list[Memory], indexes: list[int], threshold: float
 ) -> dict[int, list[tuple[UUID, str, float]]]:
     """{item index: [(id, content, similarity)]} of live same-scope memories ≥ threshold;
-    one statement per distinct scope in the batch (two for a scope too large to compare
-    exactly)."""
+    one statement per distinct scope in the batch: exact while the scope is small enough,
+    else probes (with consolidation's probe settings, set once for all of them). A scope
+    found too large is remembered for a while, so the next batches probe it at once."""
     by_scope: dict[Scope, list[int]] = {}
     for index in indexes:
         by_scope.setdefault(Scope.of(memories[index]), []).append(index)
     table_rows = estimated_table_rows()  # the project's share unknown: costed as all of it
     cap = exact_scope_limit(table_rows, table_rows)
     found: dict[int, list[tuple[UUID, str, float]]] = {}
+    probed: list[tuple[str, dict[str, Any]]] = []
     with connection.cursor() as cursor:
         for scope, members in by_scope.items():
-            conditions, params = [], {}
-            for name in ("user_id", "agent_id", "run_id"):
-                value = getattr(scope, name)
-                conditions.append(f"m.{name} = %({name})s" if value else f"m.{name} IS NULL")
-                params[name] = value
-            params |= {
-                "indexes": members,
-                "vectors": [vector_literal(memories[i].embedding) for i in members],  # type: ignore[arg-type]
-                "project": project.pk,
-                "cap": cap,
-                "limit": NEIGHBOURS,
-                "max_distance": 1.0 - threshold,
-            }
-            where = " AND ".join(conditions)
+            where, params = _scope_statement(project, scope, memories, members, threshold, cap)
+            if _known_large(project, scope):
+                probed.append((where, params))
+                continue
             cursor.execute(_EXACT_SQL.format(scope=where), params)
             rows = cursor.fetchall()
             if rows and rows[-1][0] is None:  # the scope is larger than cap: probe it
-                cursor.execute(_NEIGHBOURS_SQL.format(scope=where), params)
-                rows = cursor.fetchall()
-            for index, row_id, content, score in rows:
-                found.setdefault(index, []).append((row_id, content, float(score)))
+                _LARGE_SCOPES[(project.pk, scope)] = time.monotonic()
+                probed.append((where, params))
+                continue
+            _collect(found, rows)
+        if probed:
+            with local_settings(cursor, PROBE_SETTINGS):
+                for where, params in probed:
+                    cursor.execute(_NEIGHBOURS_SQL.format(scope=where), params)
+                    _collect(found, cursor.fetchall())
     return found
+
+
+# (project id, scope) → when a bulk write found it larger than the exact plan's cap
+_LARGE_SCOPES: dict[tuple[int, Scope], float] = {}
+LARGE_SCOPE_SECONDS = 300.0
+
+
+def _known_large(project: Project, scope: Scope) -> bool:
+    seen = _LARGE_SCOPES.get((project.pk, scope))
+    return seen is not None and time.monotonic() - seen < LARGE_SCOPE_SECONDS
+
+
+def _scope_statement(
+    project: Project,
+    scope: Scope,
+    memories: list[Memory],
+    members: list[int],
+    threshold: float,
+    cap: int,
+) -> tuple[str, dict[str, Any]]:
+    conditions, params = [], {}
+    for name in ("user_id", "agent_id", "run_id"):
+        value = getattr(scope, name)
+        conditions.append(f"m.{name} = %({name})s" if value else f"m.{name} IS NULL")
+        params[name] = value
+    params |= {
+        "indexes": members,
+        "vectors": [vector_literal(memories[i].embedding) for i in members],  # type: ignore[arg-type]
+        "project": project.pk,
+        "cap": cap,
+        "limit": NEIGHBOURS,
+        "max_distance": 1.0 - threshold,
+    }
+    return " AND ".join(conditions), params
+
+
+def _collect(found: dict[int, list[tuple[UUID, str, float]]], rows: list[tuple]) -> None:
+    for index, row_id, content, score in rows:
+        found.setdefault(index, []).append((row_id, content, float(score)))
 
 
 def _insert_all(project: Project, memories: list[Memory], actor: Actor) -> dict[UUID, CreateResult]:

@@ -112,7 +112,7 @@ def _sql(template: str, since: datetime | None) -> str:
 # probes must stay HNSW index scans: with the project filter inside, the planner may guess a
 # sort of the project's rows is cheaper, which costs O(project) per probe.
 _EXACT_SETTINGS = {"enable_nestloop": "off", "work_mem": "64MB"}
-_PROBE_SETTINGS = {
+PROBE_SETTINGS = {
     "enable_sort": "off",
     "hnsw.ef_search": str(EF_SEARCH),
     "hnsw.iterative_scan": "relaxed_order",
@@ -150,7 +150,7 @@ def candidate_pairs(
     params = {"project": project.pk, "since": since, "max_distance": 1.0 - min_similarity}
     pairs = _run(_sql(_EXACT_SQL, since), _EXACT_SETTINGS, exact, params)
     pairs += _run(
-        _sql(_PROBES_SQL, since), _PROBE_SETTINGS, probed, {**params, "candidates": CANDIDATES}
+        _sql(_PROBES_SQL, since), PROBE_SETTINGS, probed, {**params, "candidates": CANDIDATES}
     )
     return PairSearch(
         pairs=pairs,
@@ -212,23 +212,32 @@ def _run(
         "runs": [scope.key[2] for scope in scopes],
     }
     # settings are transaction-local: one transaction (or savepoint) around them and the query
-    with transaction.atomic(), connection.cursor() as cursor, _local_settings(cursor, settings):
+    with transaction.atomic(), connection.cursor() as cursor, local_settings(cursor, settings):
         cursor.execute(sql, {**params, **keys})
         return [(a, b, float(similarity)) for a, b, similarity in cursor.fetchall()]
 
 
 @contextmanager
-def _local_settings(cursor: Any, settings: dict[str, str]) -> Iterator[None]:
-    """Transaction-local settings for one statement, then back to what they were (the
-    caller's transaction goes on with ordinary queries)."""
-    before = {}
-    for name, value in settings.items():
-        cursor.execute("SELECT current_setting(%s, true)", [name])
-        before[name] = cursor.fetchone()[0]
-        cursor.execute("SELECT set_config(%s, %s, true)", [name, value])
+def local_settings(cursor: Any, settings: dict[str, str]) -> Iterator[None]:
+    """Transaction-local settings for the statements inside, then back to what they were
+    (the caller's transaction goes on with ordinary queries); one round trip each way."""
+    names, values = list(settings), list(settings.values())
+    reads = ", ".join(f"current_setting(%s, true) AS s{i}" for i in range(len(names)))
+    writes = ", ".join("set_config(%s, %s, true)" for _ in names)
+    # the old values are read (materialized) before the writes
+    cursor.execute(
+        f"WITH old AS MATERIALIZED (SELECT {reads}) SELECT old.*, {writes} FROM old",
+        [*names, *_pairs(names, values)],
+    )
+    before = dict(zip(names, cursor.fetchone()[: len(names)], strict=True))
     try:
         yield
     finally:
-        for name, value in before.items():
-            if value is not None:
-                cursor.execute("SELECT set_config(%s, %s, true)", [name, value])
+        restore = {name: value for name, value in before.items() if value is not None}
+        if restore:
+            writes = ", ".join("set_config(%s, %s, true)" for _ in restore)
+            cursor.execute(f"SELECT {writes}", _pairs(list(restore), list(restore.values())))
+
+
+def _pairs(names: list[str], values: list[str]) -> list[str]:
+    return [item for pair in zip(names, values, strict=True) for item in pair]

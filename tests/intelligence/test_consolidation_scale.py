@@ -224,3 +224,22 @@ def test_clusters_merged_in_several_batches_move_links_between_their_primaries(a
         from_memory_id=react[1], to_memory_id=tea[1], link_type="relates_to"
     ).exists()
     assert not MemoryLink.objects.filter(from_memory_id=react[0], link_type="relates_to").exists()
+
+
+@pytest.mark.django_db
+def test_probe_settings_hold_inside_the_block_and_are_restored_after_it():
+    from django.db import transaction
+
+    def current() -> tuple[str, str]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('hnsw.ef_search'), current_setting('work_mem')")
+            return cursor.fetchone()
+
+    with transaction.atomic():
+        before = current()
+        with (
+            connection.cursor() as cursor,
+            consolidation_pairs.local_settings(cursor, {"hnsw.ef_search": "17", "work_mem": "7MB"}),
+        ):
+            assert current() == ("17", "7MB")
+        assert current() == before
