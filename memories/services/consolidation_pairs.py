@@ -167,7 +167,13 @@ def exact_is_cheaper(scope_memories: int, project_memories: int, table_rows: int
 def exact_scope_limit(project_memories: int, table_rows: int) -> int:
     """The largest scope the exact plan should take: per seeking memory, one distance per
     memory of its scope, against one probe that steps over other projects' rows until it
-    has CANDIDATES of its own. Bulk writes use the same crossover for their neighbours."""
+    has CANDIDATES of its own."""
+    return int(probe_cost_us(project_memories, table_rows) / max(PAIR_COST_US, 1e-6))
+
+
+def probe_cost_us(project_memories: int, table_rows: int) -> float:
+    """What one probe costs (µs) in a table of `table_rows` of which the project has
+    `project_memories`: the walk of the graph, and the other projects' rows it steps over."""
     # A table smaller than the one the probe cost was measured in (or not yet analysed:
     # reltuples is 0 for a new table) is costed as that one: the exact plan is complete,
     # and the model's probes below it would be cheaper than the statement they run in.
@@ -175,7 +181,7 @@ def exact_scope_limit(project_memories: int, table_rows: int) -> int:
     share = max(project_memories, 1) / rows
     stepped_over = min(MAX_SCAN_TUPLES, CANDIDATES / share) - CANDIDATES
     probe = PROBE_COST_US * (rows / PROBE_TABLE_ROWS) ** PROBE_GROWTH
-    return int((probe + SKIP_COST_US * stepped_over) / max(PAIR_COST_US, 1e-6))
+    return probe + SKIP_COST_US * stepped_over
 
 
 def _scope_sizes(project: Project, since: datetime | None) -> list[ScopeSize]:

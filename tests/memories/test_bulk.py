@@ -89,7 +89,7 @@ def test_two_near_duplicates_of_one_memory_in_a_batch_are_both_merged_into_it(al
 def test_a_scope_too_large_to_compare_exactly_is_probed_and_still_merges(alice, monkeypatch):
     from memories.services import bulk as bulk_service
 
-    monkeypatch.setattr(bulk_service, "exact_scope_limit", lambda *args: 1)  # 2 memories: large
+    monkeypatch.setattr(bulk_service, "bulk_exact_limit", lambda *args: 1)  # 2 memories: large
     others = [{"content": "Lunch is at noon on Fridays", "user_id": "u1"}]
     old = bulk(alice, [{"content": HOOKS, "user_id": "u1"}, *others])["results"][0]
     merged = bulk(alice, [{"content": HOOKS_AGAIN, "user_id": "u1"}], status=200)["results"][0]
