@@ -11,8 +11,8 @@ cost little more than embedding its texts:
    new memories take their vectors from step 1;
 4. one query per scope for the live neighbours of its new memories: every memory of the scope
    compared with them when the scope is small enough for the batch (`bulk_exact_limit`,
-   from consolidation's probe-cost model), else a LATERAL HNSW probe each; and a similarity matrix for
-   near-duplicates inside the batch;
+   from consolidation's probe-cost model), else a LATERAL HNSW probe each; and a similarity
+   matrix for near-duplicates inside the batch;
 5. one INSERT for the new rows and one for their ADD history rows; then the merges, set-wise
    (`merge_many`: one locking read, one UPDATE, one INSERT of MERGE history).
 

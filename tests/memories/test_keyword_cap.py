@@ -45,3 +45,28 @@ def test_below_the_cap_scores_match_the_exact_idf(alice):
     results = _keyword(alice, "Omar jazz")
     assert results[0] == "Omar likes jazz"
     assert set(results[1:]) == {"Dana likes jazz", "Omar plays chess"}
+
+
+def test_terms_common_across_the_table_skip_their_own_scan_but_still_count(alice, settings):
+    from django.db import connection
+
+    from memories.selectors.search import keyword
+
+    settings.MEMORY_SEARCH_TERM_CAP = 3  # common: in more than 20 × 3 memories
+    places = ["Berlin", "Lisbon", "Osaka", "Lima", "Oslo", "Seoul", "Austin", "Toronto"]
+    tools = ["Kafka", "Redis", "Airflow", "Grafana", "Sentry", "Celery", "Vault", "Consul"]
+    _store(alice, [f"Deploy {t} to the {p} cluster" for p in places for t in tools])
+    _store(alice, ["The pottery class meets on Thursdays", "Pottery glaze for the deploy"])
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+    keyword._term_stats.clear()
+    lexemes = keyword.query_lexemes("deploy cluster pottery")
+    assert len(keyword._skipped_terms(lexemes, 3, "default")) == 1  # one of deploy, cluster
+
+    skipping = _keyword(alice, "deploy cluster pottery")
+    keyword._term_stats.clear()
+    settings.MEMORY_SEARCH_TERM_CAP = 100  # nothing is common now: every branch runs
+    every_branch = _keyword(alice, "deploy cluster pottery")
+    assert skipping[0] == every_branch[0] == "Pottery glaze for the deploy"
+    assert skipping[1] == every_branch[1] == "The pottery class meets on Thursdays"
+    assert len(skipping) == 5

@@ -18,6 +18,7 @@ alone (docs/benchmarks.md). Web-search syntax ("quoted phrases", -excluded words
 from __future__ import annotations
 
 import re
+import time
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
@@ -101,6 +102,7 @@ def _idf_ranked(
     as its share of the candidates. The tie-break (`ts_rank_cd`) runs on the best rows only.
     """
     cap = settings.MEMORY_SEARCH_TERM_CAP
+    skipped = _skipped_terms(lexemes, cap, queryset.db)
     # The filtered queryset is compiled once; the branches are plain SQL around it (PostgreSQL
     # pulls the subquery up, so each branch is one GIN scan with the filters): compiling a
     # queryset per branch with a flag per term cost more in Python than the statement itself.
@@ -108,7 +110,7 @@ def _idf_ranked(
     base_sql, base_params = base.query.sql_with_params()
     term = "b.sv @@ quote_literal(%s)::tsquery"  # folded to a constant at plan time
     flags = ", ".join(f"{term} AS t{i}" for i in range(len(lexemes)))
-    conditions = [[i] for i in range(len(lexemes))]
+    conditions = [[i] for i in range(len(lexemes)) if i not in skipped]
     if len(lexemes) > 1:
         conditions.append(list(range(len(lexemes))))  # memories with every term
     sql_parts, params = [], []
@@ -120,12 +122,14 @@ def _idf_ranked(
         params += [*lexemes, *base_params, *(lexemes[i] for i in terms), cap]
     columns = [f"t{i}" for i in range(len(lexemes))]
     idf_terms = []
-    for column in columns:
+    # A skipped term counts as if its branch had brought its `cap` memories (all of them
+    # with the term, none with the others): the frequencies are those of the full statement.
+    total = f"(count(*) OVER () + {len(skipped) * cap})::float8"
+    for i, column in enumerate(columns):
         # float8 throughout: ln() on numeric (what count() + 0.5 would be) costs ~2 µs a row
-        df = f"(count(*) FILTER (WHERE {column}) OVER ())::float8"
-        idf_terms.append(
-            f"ln(1 + ((count(*) OVER ())::float8 - {df} + 0.5) / ({df} + 0.5)) * {column}::int"
-        )
+        extra = cap if i in skipped else 0
+        df = f"(count(*) FILTER (WHERE {column}) OVER () + {extra})::float8"
+        idf_terms.append(f"ln(1 + ({total} - {df} + 0.5) / ({df} + 0.5)) * {column}::int")
     # The best rows are read back through the filtered queryset (one index probe each), which
     # also computes the annotations ranking needs: no second round trip for the rows.
     confidence = "effective_confidence" in queryset.query.annotations
@@ -160,6 +164,55 @@ def _idf_ranked(
         score, tie = row[-2], row[-1]
         ranked.append((memory, float(score) + float(tie) * 1e-3))
     return ranked
+
+
+def _skipped_terms(lexemes: list[str], cap: int, using: str) -> set[int]:
+    """The terms whose own branch is not run: those the whole table holds more than
+    COMMON_TERM_FACTOR × cap times (PostgreSQL's statistics; a GIN scan builds and sorts a
+    bitmap of every match before the branch's LIMIT applies, ~2 ms for 13k matches, and the
+    branch would read under 5% of them anyway). The least common of them keeps its branch
+    (the rarer terms may match nothing), the others' memories still come in through it,
+    the other branches and the all-terms one."""
+    if len(lexemes) < 2:
+        return set()
+    rows = _term_rows(using)
+    common = {
+        i for i, lexeme in enumerate(lexemes) if rows.get(lexeme, 0) > COMMON_TERM_FACTOR * cap
+    }
+    if common:
+        common.discard(min(common, key=lambda i: rows[lexemes[i]]))
+    return common
+
+
+COMMON_TERM_FACTOR = 20
+TERM_STATS_SECONDS = 300.0
+_term_stats: dict[str, tuple[float, dict[str, float]]] = {}
+
+
+def _term_rows(using: str) -> dict[str, float]:
+    """{lexeme: estimated memories containing it} from the planner's statistics of the
+    search_vector column (its most common elements), refreshed every few minutes."""
+    now = time.monotonic()
+    cached = _term_stats.get(using)
+    if cached is not None and now - cached[0] < TERM_STATS_SECONDS:
+        return cached[1]
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples
+            FROM pg_stats s JOIN pg_class c ON c.oid = 'memories_memory'::regclass
+            WHERE s.schemaname = current_schema() AND s.tablename = 'memories_memory'
+              AND s.attname = 'search_vector'
+            """
+        )
+        row = cursor.fetchone()
+    rows: dict[str, float] = {}
+    if row is not None and row[0]:
+        elements, freqs, table_rows = row  # freqs ends with min, max and null frequencies
+        pairs = zip(elements, freqs[: len(elements)], strict=True)
+        rows = {lexeme: freq * max(table_rows, 0) for lexeme, freq in pairs}
+    _term_stats[using] = (now, rows)
+    return rows
 
 
 def _candidate_columns() -> list[str]:
