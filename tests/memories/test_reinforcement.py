@@ -94,3 +94,20 @@ def test_deleted_memories_are_not_reinforced(alice, remember) -> None:
     memory = remember("soon gone")
     alice.delete(f"{URL}{memory['id']}/")
     assert memories_reinforce(project=alice.project, memory_ids=[memory["id"]]) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_reinforcement_runs_beside_the_request_and_lands() -> None:
+    import time
+
+    from tests.conftest import make_tenant
+
+    alice = make_tenant("alice")
+    created = alice.post(URL, {"content": "the build cache lives in /tmp/cache", "user_id": "u1"})
+    memory_id = created.json()["id"]
+    response = alice.post(f"{URL}search/", {"query": "build cache", "mode": "keyword"})
+    assert [hit["id"] for hit in response.json()["results"]] == [memory_id]
+    deadline = time.monotonic() + 10
+    while Memory.objects.get(pk=memory_id).access_count == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert Memory.objects.get(pk=memory_id).access_count == 1
