@@ -244,7 +244,7 @@ def _store_neighbours(
             cursor.execute(_EXACT_SQL.format(scope=where), params)
             rows = cursor.fetchall()
             if rows and rows[-1][0] is None:  # the scope is larger than cap: probe it
-                _LARGE_SCOPES[(project.pk, scope)] = time.monotonic()
+                _remember_large(project, scope)
                 probed.append((where, params))
                 continue
             _collect(found, rows)
@@ -274,6 +274,14 @@ def bulk_exact_limit(probe_us: float, seekers: int) -> int:
 # (project id, scope) → when a bulk write found it larger than the exact plan's cap
 _LARGE_SCOPES: dict[tuple[int, Scope], float] = {}
 LARGE_SCOPE_SECONDS = 300.0
+
+
+def _remember_large(project: Project, scope: Scope) -> None:
+    now = time.monotonic()
+    if len(_LARGE_SCOPES) >= 10_000:  # only scopes of thousands of memories get here
+        for key in [k for k, seen in _LARGE_SCOPES.items() if now - seen >= LARGE_SCOPE_SECONDS]:
+            del _LARGE_SCOPES[key]
+    _LARGE_SCOPES[(project.pk, scope)] = now
 
 
 def _known_large(project: Project, scope: Scope) -> bool:
