@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from memories.api.serializers import MemoryFilterSerializer, MemorySerializer
 from memories.api.views import filters_from
+from memories.models import Memory
 from memories.selectors.search import SearchResult, memory_search
 from memories.selectors.search.dispatch import MAX_OFFSET, MODES
 from memories.selectors.search.hybrid import FUSIONS
@@ -63,6 +64,13 @@ class ScoreSerializer(MemorySerializer):
     class Meta(MemorySerializer.Meta):
         fields = [*MemorySerializer.Meta.fields, "score", "score_parts"]
         read_only_fields = fields
+
+    def extra_representation(self, memory: Memory) -> dict[str, Any]:
+        parts = memory.score_parts  # type: ignore[attr-defined]
+        return {
+            "score": float(memory.score),  # type: ignore[attr-defined]
+            "score_parts": {str(name): float(value) for name, value in parts.items()},
+        }
 
 
 class SearchResponseSerializer(serializers.Serializer):

@@ -173,6 +173,60 @@ class MemorySerializer(serializers.ModelSerializer):
         annotated = getattr(memory, "has_vector", None)  # set by memory_queryset
         return bool(annotated) if annotated is not None else memory.embedding is not None
 
+    def to_representation(self, memory: Memory) -> dict[str, Any]:
+        """The fields above, written out. DRF's own path introspects the model for every
+        serializer (ModelSerializer builds its fields anew each time) and then calls one
+        field object per value: ~1.9 ms for a page of 10, most of a search's serialisation;
+        this is ~0.2 ms. Same output as DRF's path (tests compare them, field by field).
+        Subclasses add their fields with `extra_representation`."""
+        return {
+            "id": str(memory.id),
+            "content": memory.content,
+            "memory_type": memory.memory_type,
+            "tags": [str(tag) for tag in memory.tags],
+            "confidence": float(memory.confidence),
+            "effective_confidence": self.get_effective_confidence(memory),
+            "importance": float(memory.importance),
+            "source": memory.source,
+            "context": memory.context,
+            "metadata": memory.metadata,
+            "user_id": memory.user_id,
+            "agent_id": memory.agent_id,
+            "run_id": memory.run_id,
+            "content_hash": memory.content_hash,
+            "token_count": int(memory.token_count),
+            "has_embedding": self.get_has_embedding(memory),
+            "access_count": int(memory.access_count),
+            "last_accessed_at": _datetime(memory.last_accessed_at),
+            "state": memory.state,
+            "decay_score": float(memory.decay_score),
+            "pinned": bool(memory.pinned),
+            "expires_at": _datetime(memory.expires_at),
+            "version": int(memory.version),
+            "created_at": _datetime(memory.created_at),
+            "updated_at": _datetime(memory.updated_at),
+        } | self.extra_representation(memory)
+
+    def extra_representation(self, memory: Memory) -> dict[str, Any]:
+        """A subclass's own fields (those after MemorySerializer's in its Meta.fields), by
+        DRF's field path unless the subclass writes them out itself."""
+        names = self.Meta.fields[len(MemorySerializer.Meta.fields) :]
+        if not names:
+            return {}
+        fields = self.fields
+        extra = {}
+        for name in names:
+            value = fields[name].get_attribute(memory)
+            extra[name] = None if value is None else fields[name].to_representation(value)
+        return extra
+
+
+_DATETIME = serializers.DateTimeField()  # DRF's format (ISO 8601, "Z" for UTC), unbound
+
+
+def _datetime(value: Any) -> str | None:
+    return None if value is None else _DATETIME.to_representation(value)
+
 
 class MemoryCreatedSerializer(MemorySerializer):
     created = serializers.SerializerMethodField()
