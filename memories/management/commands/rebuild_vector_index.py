@@ -1,4 +1,4 @@
-"""python manage.py rebuild_vector_index [--m 16] [--ef-construction 64]"""
+"""python manage.py rebuild_vector_index [--m 16] [--ef-construction 128]"""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 
+from memories.models import Memory
+
 INDEX = "memory_embedding_hnsw"
+
+
+def _model_index() -> Any:
+    """The index as the model declares it: its m and ef_construction are the defaults."""
+    return next(index for index in Memory._meta.indexes if index.name == INDEX)
 
 
 class Command(BaseCommand):
@@ -18,8 +25,11 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--m", type=int, default=16, help="links per node (2-100)")
-        parser.add_argument("--ef-construction", type=int, default=64, help="build breadth")
+        index = _model_index()
+        parser.add_argument("--m", type=int, default=index.m, help="links per node (2-100)")
+        parser.add_argument(
+            "--ef-construction", type=int, default=index.ef_construction, help="build breadth"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         m, ef = options["m"], options["ef_construction"]
