@@ -118,7 +118,7 @@ def _key_with_project(prefix: str) -> ApiKey | None:
 def _key_lookup_sql() -> str:
     quote = connection.ops.quote_name
     columns = [
-        f"{alias}.{quote(field.column)}"
+        f"{alias}.{quote(str(field.column))}"
         for alias, model in (("k", ApiKey), ("p", Project))
         for field in model._meta.concrete_fields
     ]
