@@ -30,3 +30,13 @@ def test_a_typical_memory_keeps_its_vector_and_search_vector_in_the_row(remember
         tags=["deploy", "payments", "release"],
     )
     assert _out_of_line(memory["id"]) == {"embedding": False, "search_vector": False}
+
+
+@pytest.mark.django_db
+def test_the_vector_index_grows_with_the_wider_build_breadth():
+    """Migration 0009: every insert into the HNSW graph searches 128 candidates for its links
+    (pgvector's default 64 left clusters of near-identical memories unreachable)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'memory_embedding_hnsw'")
+        (options,) = cursor.fetchone()
+    assert "ef_construction=128" in options and "m=16" in options
