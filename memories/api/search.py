@@ -49,9 +49,8 @@ class SearchRequestSerializer(MemoryFilterSerializer):
         attrs["query"] = text
         if attrs.get("memory_types"):
             attrs["memory_type"] = attrs["memory_types"]
-            field = MemoryFilterSerializer().fields["memory_type"]
             try:
-                field.run_validation(attrs["memory_type"])
+                self.fields["memory_type"].run_validation(attrs["memory_type"])
             except serializers.ValidationError as exc:
                 raise serializers.ValidationError({"memory_types": exc.detail}) from exc
         return attrs

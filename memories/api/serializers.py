@@ -16,6 +16,7 @@ from memories.selectors.filters import (
 )
 from memoryplatform.lib.fields import (
     CommaListField,
+    FieldsBuiltOnce,
     StrictBooleanField,
     StrictCharField,
     StrictFloatField,
@@ -85,7 +86,7 @@ class FilterExpressionField(serializers.Field):
         return value
 
 
-class MemoryFilterSerializer(ScopeSerializer):
+class MemoryFilterSerializer(FieldsBuiltOnce, ScopeSerializer):
     filters = FilterExpressionField(required=False, help_text="AND/OR/NOT filter expression")
     memory_type = CommaListField(
         child=serializers.ChoiceField(choices=MemoryType.choices), required=False, default=list
@@ -116,7 +117,7 @@ class MemoryFilterSerializer(ScopeSerializer):
     )
 
 
-class PaginationSerializer(serializers.Serializer):
+class PaginationSerializer(FieldsBuiltOnce, serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, required=False)
     offset = serializers.IntegerField(min_value=0, required=False, default=0)
 

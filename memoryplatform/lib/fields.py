@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from rest_framework import serializers
@@ -40,3 +43,35 @@ class CommaListField(serializers.ListField):
                 return serializers.empty
             return [item.strip() for value in raw for item in value.split(",") if item.strip()]
         return super().get_value(dictionary)
+
+
+class FieldsBuiltOnce:
+    """For serializers that only validate request input (query parameters, search bodies):
+    their bound fields are built once per class and shared by every instance.
+
+    DRF deep-copies every declared field for each serializer instance, because a field is
+    bound to its serializer: 0.7-1.4 ms for the search request's 25 fields, on every search.
+    Validation keeps its state in the instance (`initial_data`, `validated_data`, errors)
+    and in locals, never on a field, so input serializers can share one set, bound to a
+    template instance without data. Not for serializers whose fields read `context` or the
+    serializer's `instance`/`partial` (defaults such as CurrentUserDefault, output fields).
+    A mutable default (`default=["active"]`) is handed out as a copy, as DRF's per-instance
+    copies did, so a view that changes its validated data cannot change the next request's."""
+
+    @property
+    def fields(self) -> Any:
+        cls = type(self)
+        shared = cls.__dict__.get("_shared_fields")
+        if shared is None:
+            template = cls()  # type: ignore[call-arg]
+            build = serializers.Serializer.__dict__["fields"].real_func
+            shared = build(template)  # DRF's own binding, on the template
+            for field in shared.values():
+                if isinstance(field.default, list | dict | set):
+                    field.get_default = functools.partial(_copied, field.get_default)
+            cls._shared_fields = shared  # type: ignore[attr-defined]
+        return shared
+
+
+def _copied(get_default: Callable[[], Any]) -> Any:
+    return copy.deepcopy(get_default())
