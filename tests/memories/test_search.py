@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from memories.models import Memory
 from memories.selectors.search import MODES
+from memoryplatform.lib.errors import InvalidInput
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -115,6 +116,35 @@ def test_hybrid_on_committed_data_runs_both_signals_at_once_with_the_same_result
     with transaction.atomic():  # one connection, one after the other
         inline = memory_search(project=alice.project, query=SearchQuery(text="how to train dogs"))
     assert [hit.memory.content for hit in inline.hits] == through_http
+
+
+@pytest.mark.django_db(transaction=True)
+def test_hybrid_graph_boost_is_the_same_on_two_threads_as_inline() -> None:
+    from memories.selectors.search import memory_search
+    from memories.selectors.search_types import SearchQuery
+    from tests.conftest import make_tenant
+
+    alice = make_tenant("alice")
+    for text in ["Alice works at Google", "Search engines rank pages", "Bob moved to Paris"]:
+        response = alice.post("/api/v1/memories/", {"content": text, "user_id": "u1"})
+        assert response.status_code == 201
+    query = SearchQuery(text="where does Alice work? Google search", min_similarity=0)
+    parallel = memory_search(project=alice.project, query=query)  # committed: two threads
+    with transaction.atomic():  # one connection, one after the other
+        inline = memory_search(project=alice.project, query=query)
+    boosted = [hit for hit in parallel.hits if "graph" in hit.parts]
+    assert [hit.memory.content for hit in boosted] == ["Alice works at Google"]
+
+    def ranking(hits):  # confidence decays between the two calls: compare the rest
+        return [
+            (hit.memory.pk, {k: round(v, 6) for k, v in hit.parts.items() if k != "confidence"})
+            for hit in hits
+        ]
+
+    assert ranking(parallel.hits) == ranking(inline.hits)
+    bad = SearchQuery(text="Google", options={"graph_weight": 5})
+    with pytest.raises(InvalidInput):  # an error of the boosts reaches the caller
+        memory_search(project=alice.project, query=bad)
 
 
 @pytest.mark.parametrize("fusion", ["minmax", "rrf"])
