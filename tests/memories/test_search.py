@@ -290,3 +290,22 @@ def test_another_project_finds_nothing_of_alices(alice, charlie, remember, mode)
 
 def test_search_without_a_key_is_401(anonymous) -> None:
     assert anonymous.post(URL, {"query": "x"}, format="json").status_code == 401
+
+
+def test_semantic_candidates_beyond_ef_search_widen_the_scan(alice, remember, settings) -> None:
+    from memories.selectors.search import search_queryset
+    from memories.selectors.search.semantic import query_vector, semantic_ranked
+    from memories.selectors.search_types import SearchQuery
+
+    for n in range(30):
+        remember(f"note {n} about training dogs and cats, variant {n * 7}")
+    queryset = search_queryset(project=alice.project, query=SearchQuery(text="dogs"))
+    vector = query_vector("training dogs")
+    usual = semantic_ranked(queryset, vector, limit=20, min_similarity=0)
+    settings.MEMORY_HNSW_EF_SEARCH = 5  # 20 candidates are more than one scan step
+    widened = semantic_ranked(queryset, vector, limit=20, min_similarity=0)
+    assert len(widened) == 20
+    assert [m.pk for m, _ in widened] == [m.pk for m, _ in usual]
+    similarities = [similarity for _, similarity in widened]
+    assert similarities == sorted(similarities, reverse=True)
+    assert all(hasattr(memory, "effective_confidence") for memory, _ in widened)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +32,15 @@ HYBRID_BOOSTS: list[str] = ["entities.selectors.search.graph_boost"]
 # What ranking reads of a candidate (plus effective_confidence): modes load candidates with
 # `.only(*CANDIDATE_FIELDS)` and the dispatcher loads whole rows for the returned page alone.
 CANDIDATE_FIELDS = ("id", "created_at", "token_count")
+
+
+@functools.cache
+def candidate_columns() -> tuple[str, ...]:
+    """CANDIDATE_FIELDS in the model's field order, the order `Model.from_db` expects (for
+    modes that write their statement out and load candidates from its rows)."""
+    return tuple(f.attname for f in Memory._meta.concrete_fields if f.attname in CANDIDATE_FIELDS)
+
+
 MAX_QUERY_LENGTH = 2000
 MAX_OFFSET = 1000  # deep pages would need ever larger candidate pools; refuse them plainly
 

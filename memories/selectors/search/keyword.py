@@ -27,7 +27,7 @@ from django.db.models import BooleanField, F, FloatField, Func, QuerySet, Value
 
 from memories.models import TEXT_SEARCH_CONFIG, Memory
 from memories.selectors.search.dispatch import (
-    CANDIDATE_FIELDS,
+    candidate_columns,
     candidate_count,
     search_queryset,
 )
@@ -92,7 +92,7 @@ def _idf_ranked(
     queryset: QuerySet[Memory], lexemes: list[str], *, limit: int
 ) -> list[tuple[Memory, float]]:
     """(memory, Σ idf(term) over the query terms it contains) for the top `limit`, best
-    first, each memory loaded with CANDIDATE_FIELDS (and effective_confidence when the
+    first, each memory loaded with the candidate fields (and effective_confidence when the
     queryset has it) by the same statement.
 
     Scored over a bounded candidate set so a common word costs the same at 1k or 1M
@@ -133,7 +133,7 @@ def _idf_ranked(
     # The best rows are read back through the filtered queryset (one index probe each), which
     # also computes the annotations ranking needs: no second round trip for the rows.
     confidence = "effective_confidence" in queryset.query.annotations
-    fields = _candidate_columns()
+    fields = list(candidate_columns())
     loaded = [*fields, "search_vector", *(["effective_confidence"] if confidence else [])]
     rows_sql, rows_params = queryset.order_by().values_list(*loaded).query.sql_with_params()
     row_columns = ", ".join(f"r{i}" for i in range(len(loaded)))
@@ -213,11 +213,6 @@ def _term_rows(using: str) -> dict[str, float]:
         rows = {lexeme: freq * max(table_rows, 0) for lexeme, freq in pairs}
     _term_stats[using] = (now, rows)
     return rows
-
-
-def _candidate_columns() -> list[str]:
-    """CANDIDATE_FIELDS in the model's field order, the order `Model.from_db` expects."""
-    return [f.attname for f in Memory._meta.concrete_fields if f.attname in CANDIDATE_FIELDS]
 
 
 def keyword_search(*, project: Project, query: MemorySearchQuery) -> list[SearchHit]:
