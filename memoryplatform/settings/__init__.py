@@ -98,6 +98,7 @@ if DATABASE_URL:
     _db = dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("MEMORY_DB_CONN_MAX_AGE", 60))
     if _db["ENGINE"] != "django.db.backends.postgresql":
         raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL (with pgvector)")
+    _db["ENGINE"] = "memoryplatform.db.postgresql"  # Django's, with faster timestamp loading
 else:
     _db = {
         "ENGINE": "memoryplatform.db.embedded",

@@ -1,4 +1,5 @@
-"""A PostgreSQL backend that starts the embedded server on first connection."""
+"""A PostgreSQL backend (memoryplatform.db.postgresql) that starts the embedded server on
+first connection."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from django.db.backends.postgresql import base
 
 from memoryplatform.db.embedded.server import socket_dir
+from memoryplatform.db.postgresql import base
 
 _created_databases: set[tuple[str, str]] = set()
 
