@@ -51,30 +51,39 @@ def _ngrams(text: str) -> list[str]:
     return list(dict.fromkeys(grams))
 
 
+# The entities a query names, in one statement: exact names and aliases; only when none
+# matched, trigram similarity for near spellings (the fuzzy branch's one-time filter skips it).
+_NAMED_SQL = f"""
+WITH exact AS MATERIALIZED (
+    SELECT e.id, e.name FROM {Entity._meta.db_table} e
+    WHERE e.project_id = %(project)s AND e.lookup_keys && %(grams)s::varchar[]
+)
+(SELECT id, 1.0::float8 FROM exact ORDER BY name, id)
+UNION ALL
+(SELECT e.id, max(similarity(e.normalized_name, g))::float8
+ FROM {Entity._meta.db_table} e, unnest(%(fuzzy)s::text[]) AS g
+ WHERE NOT EXISTS (SELECT FROM exact) AND e.project_id = %(project)s
+   AND e.normalized_name %% g
+ GROUP BY e.id
+ HAVING max(similarity(e.normalized_name, g)) >= %(threshold)s
+ ORDER BY e.id)
+"""
+
+
 def entities_in_text(*, project: Project, text: str) -> dict[int, float]:
     """{entity id: match score} for the entities `text` names: 1.0 for an exact name or
     alias, the trigram similarity for a near spelling (only when nothing matched exactly)."""
     grams = _ngrams(text)
     if not grams:
         return {}
-    exact = Entity.objects.filter(project=project, lookup_keys__overlap=grams).values_list(
-        "pk", flat=True
-    )
-    found = dict.fromkeys(exact, 1.0)
-    if found:
-        return found
-    fuzzy = [gram for gram in grams if len(gram) >= FUZZY_MIN_LENGTH]
-    if not fuzzy:
-        return {}
-    sql = f"""
-        SELECT e.id, max(similarity(e.normalized_name, g)) AS score
-        FROM {Entity._meta.db_table} e, unnest(%s::text[]) AS g
-        WHERE e.project_id = %s AND e.normalized_name %% g
-        GROUP BY e.id
-        HAVING max(similarity(e.normalized_name, g)) >= %s
-    """
+    params = {
+        "project": project.pk,
+        "grams": grams,
+        "fuzzy": [gram for gram in grams if len(gram) >= FUZZY_MIN_LENGTH],
+        "threshold": FUZZY_THRESHOLD,
+    }
     with connection.cursor() as cursor:
-        cursor.execute(sql, [fuzzy, project.pk, FUZZY_THRESHOLD])
+        cursor.execute(_NAMED_SQL, params)
         return {pk: float(score) for pk, score in cursor.fetchall()}
 
 

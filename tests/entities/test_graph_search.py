@@ -17,6 +17,9 @@ def test_the_query_names_entities_by_name_alias_or_near_spelling(alice):
     fuzzy = entities_in_text(project=alice.project, text="our kubernets cluster")
     assert list(fuzzy) == [g["Kubernetes"].pk] and fuzzy[g["Kubernetes"].pk] < 1.0
     assert entities_in_text(project=alice.project, text="nothing here") == {}
+    # near spellings count only when nothing is named exactly
+    exact_first = entities_in_text(project=alice.project, text="alice and our kubernets")
+    assert exact_first == {g["Alice"].pk: 1.0}
 
 
 def test_graph_search_returns_memories_of_connected_entities(alice, remember):
