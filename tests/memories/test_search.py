@@ -101,16 +101,26 @@ def test_hybrid_is_the_default_and_combines_both_signals(alice, remember) -> Non
     assert first["score"] == pytest.approx(expected, abs=1e-5)
 
 
+def committed_tenant(texts: list[str]) -> Tenant:
+    """A tenant whose memories are committed (transactional tests), so hybrid search runs
+    its two sides on two threads and connections."""
+    from tests.conftest import make_tenant
+
+    tenant = make_tenant("alice")
+    for text in texts:
+        response = tenant.post("/api/v1/memories/", {"content": text, "user_id": "u1"})
+        assert response.status_code == 201
+    return tenant
+
+
 @pytest.mark.django_db(transaction=True)
 def test_hybrid_on_committed_data_runs_both_signals_at_once_with_the_same_results() -> None:
     from memories.selectors.search import memory_search
     from memories.selectors.search_types import SearchQuery
-    from tests.conftest import make_tenant
 
-    alice = make_tenant("alice")
-    for text in ["canine behavior training tips", "train timetable", "gardening in spring"]:
-        response = alice.post("/api/v1/memories/", {"content": text, "user_id": "u1"})
-        assert response.status_code == 201
+    alice = committed_tenant(
+        ["canine behavior training tips", "train timetable", "gardening in spring"]
+    )
     through_http = contents(search(alice, query="how to train dogs"))  # committed: in parallel
     assert set(through_http[:2]) == {"canine behavior training tips", "train timetable"}
     with transaction.atomic():  # one connection, one after the other
@@ -122,12 +132,10 @@ def test_hybrid_on_committed_data_runs_both_signals_at_once_with_the_same_result
 def test_hybrid_graph_boost_is_the_same_on_two_threads_as_inline() -> None:
     from memories.selectors.search import memory_search
     from memories.selectors.search_types import SearchQuery
-    from tests.conftest import make_tenant
 
-    alice = make_tenant("alice")
-    for text in ["Alice works at Google", "Search engines rank pages", "Bob moved to Paris"]:
-        response = alice.post("/api/v1/memories/", {"content": text, "user_id": "u1"})
-        assert response.status_code == 201
+    alice = committed_tenant(
+        ["Alice works at Google", "Search engines rank pages", "Bob moved to Paris"]
+    )
     query = SearchQuery(text="where does Alice work? Google search", min_similarity=0)
     parallel = memory_search(project=alice.project, query=query)  # committed: two threads
     with transaction.atomic():  # one connection, one after the other
