@@ -11,11 +11,13 @@ safe to call from several threads at once, so queries need no hop to the model t
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import tempfile
 import warnings
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -50,19 +52,53 @@ def model_path(model_name: str) -> Path:
     return Path(settings.DATA_DIR) / "models" / f"{model_name}-{digest}.onnx"
 
 
-def session(model: Any, *, model_name: str, threads: int) -> Any:
+def session(model: Any, *, model_name: str, threads: int, int8: bool = False) -> Any:
     """An ONNX Runtime session on `threads` CPU threads for the sentence-transformers `model`,
-    exporting the graph first when no earlier process has."""
+    exporting the graph first when no earlier process has; `int8`: its quantised copy."""
     import onnxruntime as ort
 
     path = model_path(model_name)
     if not path.exists():
         _export(model, path)
+    if int8:
+        source, path = path, quantized_path(path)
+        if not path.exists():
+            _quantize(source, path)
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def quantized_path(path: Path) -> Path:
+    return path.with_name(f"{path.stem}-int8{path.suffix}")
+
+
+def _quantize(source: Path, path: Path) -> None:
+    """Dynamic int8 quantisation of the exported graph's weights, one scale per output channel
+    (one scale per tensor moved query vectors to 0.94-0.97 cosine of fp32's; per channel,
+    0.987-0.996). Activations are quantised at run time, so no calibration data is needed."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    with _beside(path) as partial:
+        quantize_dynamic(str(source), partial, weight_type=QuantType.QInt8, per_channel=True)
+    logger.info("quantised the embedding model to %s", path)
+
+
+@contextlib.contextmanager
+def _beside(path: Path) -> Iterator[str]:
+    """A file name beside `path` to write to, renamed to `path` when the block succeeds: a
+    process starting meanwhile sees either no file (and makes its own) or a whole one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(dir=path.parent, suffix=".partial")
+    os.close(handle)
+    try:
+        yield partial
+        os.replace(partial, path)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
 
 
 def _export(model: Any, path: Path) -> None:
@@ -83,28 +119,18 @@ def _export(model: Any, path: Path) -> None:
 
     example = model.preprocess(["an example sentence to trace the graph with"])
     axes = {name: {0: "batch", 1: "tokens"} for name in INPUT_NAMES}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Written beside its final name, then renamed: a process starting meanwhile sees either
-    # no file (and exports its own) or a whole one.
-    handle, partial = tempfile.mkstemp(dir=path.parent, suffix=".partial")
-    os.close(handle)
-    try:
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the tracer's notes on shapes it checked constant
-            torch.onnx.export(
-                Exported().eval(),
-                tuple(example[name] for name in INPUT_NAMES),
-                partial,
-                input_names=list(INPUT_NAMES),
-                output_names=["sentence_embedding"],
-                dynamic_axes={**axes, "sentence_embedding": {0: "batch"}},
-                opset_version=OPSET,
-                dynamo=False,
-            )
-        os.replace(partial, path)
-    finally:
-        if os.path.exists(partial):
-            os.unlink(partial)
+    with _beside(path) as partial, torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's notes on shapes it checked constant
+        torch.onnx.export(
+            Exported().eval(),
+            tuple(example[name] for name in INPUT_NAMES),
+            partial,
+            input_names=list(INPUT_NAMES),
+            output_names=["sentence_embedding"],
+            dynamic_axes={**axes, "sentence_embedding": {0: "batch"}},
+            opset_version=OPSET,
+            dynamo=False,
+        )
     logger.info("exported the embedding model to %s", path)
 
 

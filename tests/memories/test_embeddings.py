@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -96,6 +97,58 @@ def test_onnx_runtime_falls_back_to_torch_when_it_cannot_export(settings, tmp_pa
     vector = embedder.embed("still embedded")
     assert embedder.runtime == "torch" and len(vector) == 384
     assert "embedding with PyTorch" in caplog.text
+
+
+def test_int8_queries_stay_close_to_the_fp32_vectors_memories_are_stored_with(
+    settings, tmp_path
+) -> None:
+    from memories.embeddings import local_onnx
+    from memories.embeddings.local import LocalEmbedder
+
+    settings.DATA_DIR = tmp_path
+    settings.MEMORY_EMBEDDING_QUERY_PRECISION = "int8"
+    embedder = LocalEmbedder(model_name="all-MiniLM-L6-v2", batch_size=32)
+    texts = [
+        "how to train dogs",
+        "who fixed the deploy pipeline last week",
+        "Alice prefers dark mode in every editor she uses",
+    ]
+    for text, stored in zip(texts, embedder.embed_batch(texts), strict=True):
+        query = np.array(embedder.embed_query(text))
+        assert np.linalg.norm(query) == pytest.approx(1.0, abs=1e-5)
+        assert 0.98 < float(np.array(stored) @ query) < 0.99999  # close, and really int8
+        assert embedder.embed(text) == pytest.approx(stored, abs=1e-6)  # memories stay fp32
+    [fp32] = [path for path in (tmp_path / "models").glob("*.onnx") if "int8" not in path.name]
+    assert local_onnx.quantized_path(fp32).is_file()
+
+    settings.MEMORY_EMBEDDING_QUERY_PRECISION = "fp32"
+    assert embedder.embed_query(texts[0]) == embedder.embed(texts[0])
+
+
+def test_queries_stay_in_fp32_when_the_int8_graph_cannot_be_made(
+    settings, tmp_path, caplog
+) -> None:
+    from memories.embeddings import local_onnx
+    from memories.embeddings.local import LocalEmbedder
+
+    settings.DATA_DIR = tmp_path
+    settings.MEMORY_EMBEDDING_QUERY_PRECISION = "int8"
+    embedder = LocalEmbedder(model_name="all-MiniLM-L6-v2", batch_size=32)
+    embedder.embed("the fp32 graph is exported first")
+    [fp32] = (tmp_path / "models").glob("*.onnx")
+    local_onnx.quantized_path(fp32).mkdir()  # something that is not a model where it goes
+    assert embedder.embed_query("how to train dogs") == embedder.embed("how to train dogs")
+    assert "search queries in fp32, not int8" in caplog.text
+
+
+def test_semantic_search_with_int8_queries_finds_by_meaning(
+    alice, remember, settings, fresh_embedder
+) -> None:
+    settings.MEMORY_EMBEDDING_QUERY_PRECISION = "int8"
+    remember("canine behavior training tips")
+    remember("quarterly tax filing deadlines")
+    body = alice.post(f"{URL}search/", {"query": "how to train dogs", "mode": "semantic"}).json()
+    assert [hit["content"] for hit in body["results"]] == ["canine behavior training tips"]
 
 
 def test_openai_embedder_batches_requests_to_the_server(openai_embeddings, settings) -> None:

@@ -38,7 +38,8 @@ def query_vector(text: str) -> list[float]:
 
 @functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
 def _cached_vector(embedder: Embedder, text: str) -> tuple[float, ...]:
-    return tuple(embedder.embed(text))  # keyed by the provider instance: a new one starts empty
+    embed = getattr(embedder, "embed_query", embedder.embed)  # a provider may embed queries apart
+    return tuple(embed(text))  # keyed by the provider instance: a new one starts empty
 
 
 def min_similarity_of(query: SearchQuery) -> float:
