@@ -2,6 +2,8 @@
 
 `get_embedder()` picks the provider named by MEMORY_EMBEDDING_PROVIDER, imports its SDK only
 then, and keeps one instance per process (the local model loads lazily on first use).
+A provider may also offer `embed_query(text)` for search queries (the local one's int8
+option, MEMORY_EMBEDDING_QUERY_PRECISION); search falls back to `embed` without it.
 """
 
 from __future__ import annotations
