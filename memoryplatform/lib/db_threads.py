@@ -24,8 +24,9 @@ from django.db import DEFAULT_DB_ALIAS, close_old_connections, connections
 
 T = TypeVar("T")
 WORKERS = 4  # concurrent requests each borrow one while their own statement runs
-_executors: dict[int, ThreadPoolExecutor] = {}  # by process: a forked child starts its own
-_lock = threading.Lock()
+_executors: dict[int, ThreadPoolExecutor] = {}  # beside's, by process (a fork starts its own)
+_with_connections: list[tuple[int, ThreadPoolExecutor, int]] = []  # (pid, executor, workers)
+_lock = threading.RLock()
 
 
 def beside(work: Callable[[], T], *, using: str = DEFAULT_DB_ALIAS) -> Future[T]:
@@ -41,23 +42,32 @@ def beside(work: Callable[[], T], *, using: str = DEFAULT_DB_ALIAS) -> Future[T]
     return _executor().submit(_with_connection, work)
 
 
-def close_connections(timeout: float = 10.0) -> None:
-    """Close the database connections the worker threads hold (a test run does this before
-    dropping its database; a process that exits needs nothing). Each worker closes its own:
-    one task per worker, held at a barrier so that no worker takes two."""
+def executor_with_connections(workers: int, name: str) -> ThreadPoolExecutor:
+    """A pool of long-lived threads that use Django's connections (each thread its own), known
+    to `close_connections`."""
+    executor = ThreadPoolExecutor(workers, thread_name_prefix=name)
     with _lock:
-        executor = _executors.get(os.getpid())
-    if executor is None:
-        return
-    barrier = threading.Barrier(WORKERS, timeout=timeout)
+        _with_connections.append((os.getpid(), executor, workers))
+    return executor
 
-    def close() -> None:
-        connections.close_all()
-        with contextlib.suppress(threading.BrokenBarrierError):
-            barrier.wait()
 
-    for future in [executor.submit(close) for _ in range(WORKERS)]:
-        future.result()
+def close_connections(timeout: float = 10.0) -> None:
+    """Close the database connections that the threads of this process's pools hold (a test
+    run does this before dropping its database; a process that exits needs nothing). Each
+    worker closes its own: one task per worker, held at a barrier so that no worker takes
+    two (and every worker is started)."""
+    with _lock:
+        pools = [(ex, workers) for pid, ex, workers in _with_connections if pid == os.getpid()]
+    for executor, workers in pools:
+        barrier = threading.Barrier(workers, timeout=timeout)
+
+        def close(barrier: threading.Barrier = barrier) -> None:
+            connections.close_all()
+            with contextlib.suppress(threading.BrokenBarrierError):
+                barrier.wait()
+
+        for future in [executor.submit(close) for _ in range(workers)]:
+            future.result()
 
 
 def _executor() -> ThreadPoolExecutor:
@@ -65,7 +75,7 @@ def _executor() -> ThreadPoolExecutor:
     with _lock:
         if pid not in _executors:
             _executors.clear()
-            _executors[pid] = ThreadPoolExecutor(WORKERS, thread_name_prefix="db-beside")
+            _executors[pid] = executor_with_connections(WORKERS, "db-beside")
         return _executors[pid]
 
 

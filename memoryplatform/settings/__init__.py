@@ -111,9 +111,10 @@ else:
         "PGDATA": str(DATA_DIR / "postgres"),
     }
 # The ASGI server takes its connections from a psycopg pool (Django's "pool" option). Under
-# ASGI (daphne, uvicorn) every request runs in a thread of its own, so persistent per-thread
-# connections (CONN_MAX_AGE) pile up until PostgreSQL refuses new clients; a pool hands each
-# request a warm connection and takes it back when the request ends. The server asks for it
+# ASGI (daphne, uvicorn) requests run on many threads (MEMORY_HTTP_THREADS, hybrid search's
+# second thread, Django's thread per request for async views), so persistent per-thread
+# connections (CONN_MAX_AGE) would pile up; a pool hands each request a warm connection and
+# takes it back when the request ends. The server asks for it
 # (MEMORY_DB_POOL, set by memoryplatform/asgi.py and by `manage.py serve`); other processes
 # keep persistent connections: django-q2's cluster forks its workers, and a forked child
 # must not share its parent's pooled connections. MEMORY_DB_POOL_SIZE=0 turns it off.
@@ -127,6 +128,10 @@ if MEMORY_DB_POOL_SIZE:
         "max_size": MEMORY_DB_POOL_SIZE,
         "timeout": env_int("MEMORY_DB_POOL_TIMEOUT", 10, minimum=1),
     }
+# Threads that run HTTP requests under ASGI (memoryplatform/lib/asgi_http.py): requests beyond
+# this many wait for a thread, as in a threaded WSGI server. More than the connection pool, so
+# a request that needs no connection (static files) is not kept waiting by those that do.
+MEMORY_HTTP_THREADS = env_int("MEMORY_HTTP_THREADS", 20, minimum=1)
 _db["CONN_HEALTH_CHECKS"] = True  # a connection the server closed is replaced, not used
 # pgvector's query settings for every session, sent with the connection (no SET round trips
 # per search): HNSW breadth, and iterative scans so filtered searches still fill `limit`.

@@ -1,6 +1,6 @@
-"""Under ASGI (daphne, what `serve` runs) every request runs in a thread of its own; the
-server must reuse a bounded set of PostgreSQL connections, not open one per thread until the
-database refuses clients ("too many clients already")."""
+"""Under ASGI (daphne, what `serve` runs) requests run on many threads; the server must reuse
+a bounded set of PostgreSQL connections, not open one per thread until the database refuses
+clients ("too many clients already")."""
 
 from __future__ import annotations
 

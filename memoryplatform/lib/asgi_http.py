@@ -1,0 +1,79 @@
+"""Django's HTTP under ASGI with one thread hop per request, on long-lived threads.
+
+Django's `ASGIHandler` runs a sync view like this: a new thread for every request (its
+`ThreadSensitiveContext`, started and joined per request), a hop to a thread for the
+`request_started` receivers, one for the view, one for `response.close()`, and a second task
+listening for a disconnect. On two cores that costs ~1.5 ms a request more than the same view
+under WSGI (an empty search: 4.9 ms through ASGI against 3.4 ms, in process).
+
+`ThreadedHTTPHandler` serves sync views the way a threaded WSGI server does: the body is read
+in the event loop, then a single hop to one of `threads` long-lived threads runs the whole
+sync request (`request_started`, middleware, view, sending the response back through the
+event loop, `close()` and `request_finished`, which hands the thread's database connection
+back to the pool). asgiref's thread-locals are set as for any `sync_to_async` hop, so
+`async_to_sync` inside a view (events sent to the channel layer) still runs on the server's
+event loop. Async views (the SSE event stream, which lives as long as its client) go to
+Django's own handler: a stream must not hold one of the threads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import async_to_sync, iscoroutinefunction, sync_to_async
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
+from django.core.handlers.base import BaseHandler
+from django.urls import Resolver404, get_resolver, set_script_prefix
+
+from memoryplatform.lib.db_threads import executor_with_connections
+
+
+class ThreadedHTTPHandler(ASGIHandler):
+    """ASGI callable for `http` scopes; see the module docstring."""
+
+    def __init__(self, *, threads: int) -> None:
+        BaseHandler.__init__(self)
+        self.load_middleware(is_async=False)  # the chain runs in the request's thread
+        self._executor = executor_with_connections(threads, "http")
+        self._django = ASGIHandler()  # async views
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        if self._is_async_view(scope):
+            await self._django(scope, receive, send)
+            return
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        try:
+            serve = sync_to_async(self._serve, thread_sensitive=False, executor=self._executor)
+            await serve(scope, body_file, send)
+        finally:
+            body_file.close()
+
+    def _is_async_view(self, scope: dict[str, Any]) -> bool:
+        path = scope["path"]
+        root = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :]
+        try:
+            match = get_resolver().resolve(path)
+        except Resolver404:
+            return False
+        return iscoroutinefunction(match.func)
+
+    def _serve(self, scope: dict[str, Any], body_file: Any, send: Any) -> None:
+        set_script_prefix(get_script_prefix(scope))
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        request, response = self.create_request(scope, body_file)
+        if request is not None:
+            response = self.get_response(request)
+            response._handler_class = self.__class__
+        try:
+            async_to_sync(self.send_response)(response, send)
+        finally:
+            response.close()  # request_finished: the connection goes back to the pool
