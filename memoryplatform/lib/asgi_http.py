@@ -25,6 +25,7 @@ from django.core import signals
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.base import BaseHandler
+from django.http import FileResponse
 from django.urls import Resolver404, get_resolver, set_script_prefix
 
 from memoryplatform.lib.db_threads import executor_with_connections
@@ -73,6 +74,8 @@ class ThreadedHTTPHandler(ASGIHandler):
         if request is not None:
             response = self.get_response(request)
             response._handler_class = self.__class__
+            if isinstance(response, FileResponse):  # as Django's: the server does the chunking
+                response.block_size = self.chunk_size
         try:
             async_to_sync(self.send_response)(response, send)
         finally:

@@ -59,6 +59,17 @@ async def test_api_round_trip_and_errors_through_the_asgi_app() -> None:
     assert status == 404
 
 
+async def test_admin_login_page_through_the_asgi_app() -> None:
+    """Browser paths keep sessions and CSRF: the login page sets its CSRF cookie."""
+    response = await HttpCommunicator(
+        application, "GET", "/admin/login/", headers=[(b"host", b"testserver")]
+    ).get_response(timeout=10)
+    assert response["status"] == 200
+    cookies = [value for name, value in response["headers"] if name.lower() == b"set-cookie"]
+    assert any(cookie.startswith(b"csrftoken=") for cookie in cookies)
+    assert b"csrfmiddlewaretoken" in response["body"]
+
+
 async def test_a_write_through_the_asgi_app_reaches_websocket_subscribers() -> None:
     """The event is sent from the request's thread to the channel layer on the server's event
     loop (the in-memory layer only works there)."""
