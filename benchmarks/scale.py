@@ -379,6 +379,27 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def start_server(port: int, *, checkout: str | None = None, env: dict[str, str] | None = None):
+    """uvicorn serving memoryplatform.asgi on 127.0.0.1:`port`, from `checkout` (its code:
+    cwd and PYTHONPATH; this one by default) with `env` over this process's environment."""
+    environment = {**os.environ, "MEMORY_LOG_LEVEL": "WARNING", **(env or {})}
+    if checkout:
+        environment["PYTHONPATH"] = checkout
+    command = [sys.executable, "-m", "uvicorn", "memoryplatform.asgi:application"]
+    options = ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    return subprocess.Popen([*command, *options, "--no-access-log"], env=environment, cwd=checkout)
+
+
+def search_body(text: str, kind: str, rng: random.Random) -> dict[str, Any]:
+    """The request body of a search of `kind` ("hybrid", "keyword +filters", ...)."""
+    mode, _, filters = kind.partition(" +")
+    body = {"query": text, "mode": mode, "limit": 10}
+    return body | filtered(rng) if filters else body
+
+
+KINDS = [f"{mode}{f}" for mode in ("keyword", "semantic", "hybrid") for f in ("", " +filters")]
+
+
 def through_http(project: Any, texts: list[str], rng: random.Random) -> dict[str, Any]:
     import httpx
 
@@ -386,51 +407,32 @@ def through_http(project: Any, texts: list[str], rng: random.Random) -> dict[str
 
     key = api_key_create(project=project, scopes=["read"]).raw_key
     port = free_port()
-    env = {**os.environ, "MEMORY_LOG_LEVEL": "WARNING"}
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "memoryplatform.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-            "--no-access-log",
-        ],
-        env=env,
-    )
+    server = start_server(port)
     try:
         client = httpx.Client(
             base_url=f"http://127.0.0.1:{port}",
             headers={"Authorization": f"Bearer {key}"},
             timeout=60,
         )
-        _wait_for(client)
+        wait_for_server(client)
         client.post("/api/v1/memories/search/", json={"query": "warm up the model"})
         out = {}
-        for mode in ("keyword", "semantic", "hybrid"):
-            for with_filters in (False, True):
-                samples = []
-                for text in fresh(texts, rng):
-                    body = {"query": text, "mode": mode, "limit": 10}
-                    if with_filters:
-                        body |= filtered(rng)
-                    started = time.perf_counter()
-                    response = client.post("/api/v1/memories/search/", json=body)
-                    samples.append((time.perf_counter() - started) * 1000)
-                    response.raise_for_status()
-                out[f"{mode}{' +filters' if with_filters else ''}"] = percentiles(samples)
+        for kind in KINDS:
+            samples = []
+            for text in fresh(texts, rng):
+                body = search_body(text, kind, rng)
+                started = time.perf_counter()
+                response = client.post("/api/v1/memories/search/", json=body)
+                samples.append((time.perf_counter() - started) * 1000)
+                response.raise_for_status()
+            out[kind] = percentiles(samples)
         return out
     finally:
         server.terminate()
         server.wait(timeout=30)
 
 
-def _wait_for(client: Any) -> None:
+def wait_for_server(client: Any) -> None:
     for _ in range(120):
         try:
             client.get("/api/v1/memories/?limit=1")
