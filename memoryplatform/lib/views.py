@@ -19,9 +19,9 @@ logger = logging.getLogger(__name__)
 def after_response(response: Response, work: Callable[[], object]) -> Response:
     """Run `work` once the response has been sent (Django calls a response's closers after
     the server has written it), so bookkeeping such as reinforcement never adds latency.
-    It runs beside the request thread (memoryplatform.lib.db_threads): under ASGI the closers
-    run on the one thread every sync view shares, where a 2-3 ms UPDATE would delay the next
-    request. A failure is logged: the client already has its answer."""
+    It runs beside the request thread (memoryplatform.lib.db_threads): the closers run on the
+    request's own thread (memoryplatform.lib.asgi_http), which a 2-3 ms UPDATE would keep from
+    the next request. A failure is logged: the client already has its answer."""
 
     def run() -> None:
         try:
