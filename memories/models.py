@@ -108,7 +108,24 @@ class Memory(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["project", "-created_at", "-id"], name="memory_project_created"),
-            models.Index(fields=["project", "user_id"], name="memory_project_user"),
+            # a user's vectors, covering: semantic search scoped to one user (the common case)
+            # reads them index-only instead of one ~2 kB table page per memory (see migration
+            # 0010). Only columns reinforcement never writes, so its updates stay HOT; the
+            # embedding is fixed at 384 dims, so a tuple (~1.6 kB) fits a btree page's limit.
+            models.Index(
+                fields=["project", "user_id"],
+                include=[
+                    "id",
+                    "agent_id",
+                    "run_id",
+                    "memory_type",
+                    "state",
+                    "deleted_at",
+                    "created_at",
+                    "embedding",
+                ],
+                name="memory_project_user_vectors",
+            ),
             models.Index(fields=["project", "agent_id"], name="memory_project_agent"),
             models.Index(fields=["project", "run_id"], name="memory_project_run"),
             models.Index(fields=["project", "memory_type"], name="memory_project_type"),

@@ -234,6 +234,30 @@ def test_search_scope_fields_must_all_match(alice, remember) -> None:
     assert contents(body) == ["shared fact about invoices"]
 
 
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_semantic_ranking_scoped_to_a_user_sees_only_that_user(alice, remember, mode) -> None:
+    # a user_id filter ranks on the covering (project, user_id) index and loads the winners
+    # by key: same hits, scores and decayed confidence as any other search
+    mine = remember("canine behavior training tips", user_id="u1", memory_type="procedure")
+    stale = remember("teaching a puppy to sit and stay", user_id="u1", memory_type="procedure")
+    remember("dog training classes near the park", user_id="u2", memory_type="procedure")
+    remember("obedience school for dogs", user_id="u1", memory_type="fact")
+    age(stale["id"], days=30)
+    body = search(
+        alice, query="how to train dogs", mode=mode, user_id="u1", memory_types=["procedure"]
+    )
+    assert {hit["id"] for hit in body["results"]} == {mine["id"], stale["id"]}
+    by_id = {hit["id"]: hit for hit in body["results"]}
+    assert by_id[stale["id"]]["score_parts"]["confidence"] == pytest.approx(0.5, rel=1e-3)
+    assert by_id[mine["id"]]["score_parts"]["semantic"] >= 0.5
+    age(stale["id"], days=30)  # the search reinforced it
+    confident = search(
+        alice, query="how to train dogs", mode=mode, user_id="u1", min_confidence=0.75
+    )
+    assert stale["id"] not in {hit["id"] for hit in confident["results"]}
+    assert mine["id"] in {hit["id"] for hit in confident["results"]}
+
+
 def test_search_accepts_the_filter_expression(alice, remember) -> None:
     remember("laptop deal", metadata={"price": 900, "shop": "north"})
     remember("laptop bargain", metadata={"price": 400, "shop": "south"})

@@ -56,7 +56,13 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
         except ProviderError as exc:
             logger.warning("hybrid search without vectors: %s", exc)
             return None
-        return semantic_ranked(queryset, vector, limit=pool, min_similarity=min_similarity)
+        return semantic_ranked(
+            queryset,
+            vector,
+            limit=pool,
+            min_similarity=min_similarity,
+            user_scoped=bool(query.filters.user_id),
+        )
 
     semantic_soon = beside(semantic_side)
     keyword = keyword_ranked(
