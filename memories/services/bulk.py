@@ -67,17 +67,23 @@ NEIGHBOURS = 3
 # constants, so its index finds its rows). Exact: every memory of the scope against every new
 # one, when the scope is small enough for the batch (`bulk_exact_limit`);
 # the scope's rows are read at most cap + 1 times, and a NULL row says the scope is larger.
+# Only ids and vectors are compared (a user's scope reads them from the covering
+# (project, user_id) index, no table page per memory); the content is joined for the
+# neighbours found.
 _EXACT_SQL = """
 WITH scope AS MATERIALIZED (
-    SELECT m.id, m.content, m.embedding
+    SELECT m.id, m.embedding
     FROM memories_memory m
     WHERE m.project_id = %(project)s AND m.deleted_at IS NULL AND m.embedding IS NOT NULL
       AND {scope}
     LIMIT %(cap)s + 1
+), near AS (
+    SELECT q.i, s.id, 1 - (s.embedding <=> q.v) AS similarity
+    FROM scope s, unnest(%(indexes)s::int[], %(vectors)s::vector[]) AS q(i, v)
+    WHERE (SELECT count(*) FROM scope) <= %(cap)s AND (s.embedding <=> q.v) <= %(max_distance)s
 )
-SELECT q.i, s.id, s.content, 1 - (s.embedding <=> q.v)
-FROM scope s, unnest(%(indexes)s::int[], %(vectors)s::vector[]) AS q(i, v)
-WHERE (SELECT count(*) FROM scope) <= %(cap)s AND (s.embedding <=> q.v) <= %(max_distance)s
+SELECT n.i, n.id, m.content, n.similarity
+FROM near n JOIN memories_memory m ON m.id = n.id
 UNION ALL
 SELECT NULL, NULL, NULL, NULL WHERE (SELECT count(*) FROM scope) > %(cap)s
 """
