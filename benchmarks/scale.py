@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import time
+from functools import partial
 from typing import Any
 
 from benchmarks.common import Timer, percentiles, setup_django, table, write_results
@@ -350,6 +351,7 @@ def hnsw_recall(project: Any, texts: list[str], rng: random.Random) -> dict[str,
     vectors = get_embedder().embed_batch(texts)
     out = {}
     for with_filters in (False, True):
+        ranked = partial(semantic_ranked, limit=10, min_similarity=0, user_scoped=with_filters)
         by_id, by_distance = [], []
         for vector in vectors:
             filters = (
@@ -358,10 +360,10 @@ def hnsw_recall(project: Any, texts: list[str], rng: random.Random) -> dict[str,
                 else MemoryFilters()
             )
             base = search_queryset(project=project, query=SearchQuery(text="x", filters=filters))
-            approx = semantic_ranked(base, vector, limit=10, min_similarity=0)
+            approx = ranked(base, vector)
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute("SET LOCAL enable_indexscan = off")
-                exact = semantic_ranked(base, vector, limit=10, min_similarity=0)
+                exact = ranked(base, vector)
             if not exact:
                 continue
             boundary = min(similarity for _, similarity in exact) - 1e-6
