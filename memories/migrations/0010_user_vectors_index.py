@@ -1,9 +1,9 @@
-from django.contrib.postgres.operations import AddIndexConcurrently, RemoveIndexConcurrently
+from django.contrib.postgres.operations import AddIndexConcurrently
 from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    # Built and dropped CONCURRENTLY: writes go on while a large store builds the index.
+    # Built CONCURRENTLY: writes go on while a large store builds the index.
     atomic = False
 
     dependencies = [
@@ -17,6 +17,9 @@ class Migration(migrations.Migration):
     # user of 2,000 memories at 100k, 29 ms for a user of 6,000 at 300k. With the embedding
     # and the filterable columns in the (project, user_id) index, that plan is an index-only
     # scan (513 buffers instead of 1,995; 3 ms), and the 50 winners are loaded by key.
+    # The plain (project, user_id) index stays: a keyword search filtered to a user reads
+    # the table rows anyway, and through this wide index it took 10 ms at the median
+    # instead of 4.6 (~500 more index pages per user of 2,000 memories).
     operations = [
         AddIndexConcurrently(
             model_name='memory',
@@ -35,5 +38,4 @@ class Migration(migrations.Migration):
                 name='memory_project_user_vectors',
             ),
         ),
-        RemoveIndexConcurrently(model_name='memory', name='memory_project_user'),
     ]
