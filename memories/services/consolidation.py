@@ -86,9 +86,40 @@ def _check_threshold(value: Any) -> float:
     return float(value)
 
 
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """What ranks and compares a memory of a candidate pair; the clusters' rows are read
+    again, whole and locked, before they merge (consolidation_merge)."""
+
+    pk: UUID
+    content: str
+    confidence: float
+    created_at: datetime
+
+
+# Tuples, not model instances (75k of them for 4,000 new memories in the scale benchmark's
+# store: with their vectors, parsing 384 floats a row was a fifth of the run) and the ids as
+# one array parameter, not one placeholder each.
+_CANDIDATES_SQL = f"""
+SELECT id, content, confidence, created_at FROM {Memory._meta.db_table}
+WHERE id = ANY(%s) AND deleted_at IS NULL
+"""
+
+
+def _candidates(ids: set[UUID]) -> dict[UUID, Candidate]:
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(_CANDIDATES_SQL, [list(ids)])
+        return {row[0]: Candidate(*row) for row in cursor.fetchall()}
+
+
 def _stars(
-    pairs: list[tuple[UUID, UUID, float]], memories: dict[UUID, Memory], threshold: float
-) -> tuple[list[tuple[Memory, list[tuple[Memory, float]]]], list[tuple[Memory, Memory, float]]]:
+    pairs: list[tuple[UUID, UUID, float]], memories: dict[UUID, Candidate], threshold: float
+) -> tuple[
+    list[tuple[Candidate, list[tuple[Candidate, float]]]],
+    list[tuple[Candidate, Candidate, float]],
+]:
     """Star clusters around the most confident memories, and contradiction candidates."""
     adjacency: dict[UUID, dict[UUID, float]] = defaultdict(dict)
     for a, b, similarity in pairs:
@@ -148,12 +179,7 @@ def memories_consolidate(
         search = candidate_pairs(project=project, min_similarity=floor, since=since)
         pairs = search.pairs
         ids = {pk for a, b, _ in pairs for pk in (a, b)}
-        memories = {
-            m.pk: m
-            for m in Memory.objects.filter(pk__in=ids, deleted_at__isnull=True).defer(
-                "search_vector"
-            )
-        }
+        memories = _candidates(ids)
         report.memories_scanned = search.seekers
         report.scopes_exact, report.scopes_probed = search.exact_scopes, search.probed_scopes
         clusters, conflicts = _stars(pairs, memories, threshold)
@@ -177,8 +203,9 @@ def memories_consolidate(
         moved = clusters_absorb(project=project, clusters=clusters, actor=actor, progress=progress)
         report.links_reassigned, report.entities_reassigned = moved.links, moved.entities
         report.memories_deleted = report.memories_merged
+        rows = Memory.objects.in_bulk({m.pk for a, b, _ in conflicts for m in (a, b)})
         for a, b, similarity in conflicts:
-            older, newer = sorted((a, b), key=lambda m: (m.created_at, str(m.pk)))
+            older, newer = sorted((rows[a.pk], rows[b.pk]), key=lambda m: (m.created_at, str(m.pk)))
             verdict = judge(older.content, newer.content)
             if verdict.contradicts and contradiction_record(
                 project=project, older=older, newer=newer, similarity=similarity, verdict=verdict

@@ -37,7 +37,7 @@ _PRIMARY_FIELDS = [
     "updated_at",
 ]
 
-Cluster = tuple[Memory, list[tuple[Memory, float]]]
+Cluster = tuple[Any, list[tuple[Any, float]]]  # memories, or anything with their `pk`
 
 
 @dataclass
@@ -68,7 +68,9 @@ def clusters_absorb(
 def _locked(clusters: list[Cluster]) -> list[Cluster]:
     """The clusters with their rows locked and fresh; gone rows (and empty clusters) dropped."""
     ids = [m.pk for primary, members in clusters for m in (primary, *(m for m, _ in members))]
-    rows = Memory.objects.filter(pk__in=ids, deleted_at__isnull=True).defer("search_vector")
+    rows = Memory.objects.filter(pk__in=ids, deleted_at__isnull=True).defer(
+        "search_vector", "embedding"
+    )
     fresh = {m.pk: m for m in rows.order_by("pk").select_for_update()}
     kept = []
     for primary, members in clusters:
@@ -79,7 +81,7 @@ def _locked(clusters: list[Cluster]) -> list[Cluster]:
 
 
 def _absorb_batch(project: Project, clusters: list[Cluster], actor: Actor) -> tuple[int, int]:
-    from memories.services.memories import _emit
+    from memories.services.memories import _emit_many
 
     into = {m.pk: primary.pk for primary, members in clusters for m, _ in members}
     history = [row for primary, members in clusters for row in _merge(primary, members, actor)]
@@ -88,10 +90,11 @@ def _absorb_batch(project: Project, clusters: list[Cluster], actor: Actor) -> tu
     entities = reassign_entities_batch(project=project, into=into)
     _supersede(project, clusters, actor, history)
     MemoryHistory.objects.bulk_create(history)
+    events: list[tuple[Memory, Any, dict[str, Any]]] = []
     for primary, members in clusters:
-        _emit(project, primary, "memories_merged", absorbed=[str(m.pk) for m, _ in members])
-        for member, _ in members:
-            _emit(project, member, "memory_deleted")
+        events.append((primary, "memories_merged", {"absorbed": [str(m.pk) for m, _ in members]}))
+        events += [(member, "memory_deleted", {}) for member, _ in members]
+    _emit_many(project, events)
     return links, entities
 
 

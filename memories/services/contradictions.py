@@ -11,6 +11,7 @@ it (keep_a, keep_b, keep_both, merge) records who decided and when.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from memories.models import (
 )
 from memories.selectors.similar import Neighbour, memories_similar_to
 from memories.services.content import Scope
-from memories.services.extraction.slots import fact_slot, normalise
+from memories.services.extraction.slots import Slot, fact_slot, normalise
 from memories.services.supersede import link_pair, memory_supersede
 from memories.services.tuning import tuning
 from memoryplatform.events import emit
@@ -78,23 +79,41 @@ detail or talk about different things do not contradict.
 Return a JSON object: {"contradicts": true or false, "reason": "<one short sentence>"}"""
 
 
-def _negated(text: str) -> bool:
-    return bool(_NEGATION.search(text.casefold()))
+@dataclass(frozen=True)
+class _Reading:
+    """What the cues look at in one statement."""
+
+    negated: bool
+    antonyms: frozenset[str]  # its words that belong to an antonym pair
+    slot: Slot | None
+
+
+_ANTONYM_WORDS = frozenset(word for pair in _ANTONYMS for word in pair)
+
+
+@functools.lru_cache(maxsize=32_768)
+def _read(text: str) -> _Reading:
+    """Each statement read once: consolidation checks one memory against all its neighbours
+    (~100k pairs for 4,000 new memories in the scale benchmark's store)."""
+    folded = text.casefold()
+    words = frozenset(_WORDS.findall(folded)) & _ANTONYM_WORDS
+    return _Reading(bool(_NEGATION.search(folded)), words, fact_slot(text))
 
 
 def contradiction_cues(a: str, b: str) -> list[str]:
     """Why statements `a` and `b` look contradictory (empty: they do not)."""
     cues = []
-    if _negated(a) != _negated(b):
+    reading_a, reading_b = _read(a), _read(b)
+    if reading_a.negated != reading_b.negated:
         cues.append("negation")
-    words_a = set(_WORDS.findall(a.casefold()))
-    words_b = set(_WORDS.findall(b.casefold()))
-    for left, right in _ANTONYMS:
-        if (left in words_a and right in words_b and left not in words_b) or (
-            right in words_a and left in words_b and right not in words_b
-        ):
-            cues.append(f"antonym:{left}/{right}")
-    slot_a, slot_b = fact_slot(a), fact_slot(b)
+    words_a, words_b = reading_a.antonyms, reading_b.antonyms
+    if words_a or words_b:
+        for left, right in _ANTONYMS:
+            if (left in words_a and right in words_b and left not in words_b) or (
+                right in words_a and left in words_b and right not in words_b
+            ):
+                cues.append(f"antonym:{left}/{right}")
+    slot_a, slot_b = reading_a.slot, reading_b.slot
     same_slot = slot_a and slot_b and slot_a.name == slot_b.name
     if same_slot and not (slot_a.value in slot_b.value or slot_b.value in slot_a.value):
         cues.append(f"changed_value:{slot_a.name}")
