@@ -69,7 +69,9 @@ NEIGHBOURS = 3
 # the scope's rows are read at most cap + 1 times, and a NULL row says the scope is larger.
 # Only ids and vectors are compared (a user's scope reads them from the covering
 # (project, user_id) index, no table page per memory); the content is joined for the
-# neighbours found.
+# neighbours found, after them (`near` MATERIALIZED: the planner, expecting a third of the
+# distances to pass, fetched the content of every scope row first: 14.8 -> 6.8 ms for a
+# scope of 2,347 memories and 10 new ones).
 _EXACT_SQL = """
 WITH scope AS MATERIALIZED (
     SELECT m.id, m.embedding
@@ -77,7 +79,7 @@ WITH scope AS MATERIALIZED (
     WHERE m.project_id = %(project)s AND m.deleted_at IS NULL AND m.embedding IS NOT NULL
       AND {scope}
     LIMIT %(cap)s + 1
-), near AS (
+), near AS MATERIALIZED (
     SELECT q.i, s.id, 1 - (s.embedding <=> q.v) AS similarity
     FROM scope s, unnest(%(indexes)s::int[], %(vectors)s::vector[]) AS q(i, v)
     WHERE (SELECT count(*) FROM scope) <= %(cap)s AND (s.embedding <=> q.v) <= %(max_distance)s
