@@ -50,6 +50,13 @@ class MemoryCreateSerializer(ScopeSerializer, MemoryWriteSerializer):
 
 class MemoryBulkCreateSerializer(serializers.Serializer):
     memories = MemoryCreateSerializer(many=True, allow_empty=False, max_length=1000)
+    near_duplicates = serializers.ChoiceField(
+        choices=["inline", "consolidation"],
+        required=False,
+        help_text="inline: near-duplicates merge in this write (`created: false`); "
+        "consolidation: they are stored and the consolidation job merges them later (faster). "
+        "Default: the project's `bulk_near_duplicates`, else MEMORY_BULK_NEAR_DUPLICATES.",
+    )
 
 
 class MemoryBulkCreatedSerializer(serializers.Serializer):

@@ -101,12 +101,18 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
         responses={201: MemoryBulkCreatedSerializer, 200: MemoryBulkCreatedSerializer},
         description="Store up to 1,000 memories in one transaction (all or nothing on invalid "
         "input; errors name `memories.<i>.<field>`). Each result is the stored memory with "
-        "`created`; exact duplicates and near-duplicates return the memory they matched.",
+        "`created`; exact duplicates and near-duplicates return the memory they matched "
+        "(near-duplicates only with `near_duplicates: inline`, the default).",
     )
     def bulk(self, request: Request) -> Response:
         data = self.validated(MemoryBulkCreateSerializer, request.data)
         items = [MemoryInput(**item) for item in data["memories"]]
-        results = memories_create_bulk(project=self.project, items=items, actor=self.actor)
+        results = memories_create_bulk(
+            project=self.project,
+            items=items,
+            actor=self.actor,
+            near_duplicates=data.get("near_duplicates"),
+        )
         created = sum(result.created for result in results)
         body = {
             "results": [

@@ -16,6 +16,13 @@ cost little more than embedding its texts:
 5. one INSERT for the new rows and one for their ADD history rows; then the merges, set-wise
    (`merge_many`: one locking read, one UPDATE, one INSERT of MERGE history).
 
+Step 4 is the write's largest cost after the embedding and the INSERT. With `near_duplicates`
+"consolidation" (per write, or the project's `bulk_near_duplicates`) it is skipped: every
+memory that is not an exact duplicate is inserted, and the consolidation job that the inserts
+enqueue (every `consolidation_interval` of them, and daily) merges the near-duplicates with
+consolidation's rules (memories.services.consolidation). Imports go faster; until that job
+has run, a near-duplicate is a memory of its own.
+
 If the one INSERT hits the live-duplicate constraint anyway (a row restored or updated into a
 duplicate meanwhile), it is rolled back to its savepoint and the batch's new rows take the
 single-write path one by one, which handles that race.
@@ -126,30 +133,54 @@ class _Plan:
     inserts: list[int] = field(default_factory=list)
 
 
+NEAR_DUPLICATE_MODES = ("inline", "consolidation")
+
+
 def memories_create_bulk(
-    *, project: Project, items: list[MemoryInput], actor: Actor
+    *,
+    project: Project,
+    items: list[MemoryInput],
+    actor: Actor,
+    near_duplicates: str | None = None,
 ) -> list[CreateResult]:
     """Store many memories (see the module docstring); all or nothing on invalid input.
     Results are in the order of `items`. The texts that are not exact duplicates are
     embedded before the scope locks are taken (the duplicates are found again under the
     locks), so while one bulk write holds the locks of its scopes, the next can already be
-    embedding."""
+    embedding. `near_duplicates`: "inline" or "consolidation" (None: the project's
+    `bulk_near_duplicates`)."""
+    inline = near_duplicate_mode(project, near_duplicates) == "inline"
     memories = [_build_item(project, index, item) for index, item in enumerate(items)]
     likely_new = _plan_exact(project, memories).inserts  # a hint: planned again under the locks
     with prefetched_embeddings([memories[index].content for index in likely_new]):
-        return _create_all(project, memories, items, actor)
+        return _create_all(project, memories, items, actor, inline=inline)
+
+
+def near_duplicate_mode(project: Project, requested: str | None = None) -> str:
+    """How a bulk write treats near-duplicates: `requested`, else the project's setting."""
+    mode = requested if requested is not None else tuning(project, "bulk_near_duplicates")
+    if mode not in NEAR_DUPLICATE_MODES:
+        message = f"must be one of {', '.join(NEAR_DUPLICATE_MODES)}"
+        raise InvalidInput(f"near_duplicates {message}", fields={"near_duplicates": [message]})
+    return str(mode)
 
 
 @transaction.atomic
 def _create_all(
-    project: Project, memories: list[Memory], items: list[MemoryInput], actor: Actor
+    project: Project,
+    memories: list[Memory],
+    items: list[MemoryInput],
+    actor: Actor,
+    *,
+    inline: bool,
 ) -> list[CreateResult]:
     lock_scopes(project=project, scopes=[Scope.of(memory) for memory in memories])
     plan = _plan_exact(project, memories)
     fresh = [memories[index] for index in plan.inserts]
     for memory, vector in zip(fresh, embed_or_none([m.content for m in fresh]), strict=True):
         memory.embedding = vector
-    _plan_near(project, memories, plan)
+    if inline:
+        _plan_near(project, memories, plan)
     created = _insert_all(project, [memories[index] for index in plan.inserts], actor)
     results = _results(memories, plan, created, actor)
     _after_inserts(project, results, items)

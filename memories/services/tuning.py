@@ -18,6 +18,7 @@ DEFAULTS = {
     "dedup_threshold": "MEMORY_DEDUP_THRESHOLD",
     "consolidation_threshold": "MEMORY_CONSOLIDATION_THRESHOLD",
     "consolidation_interval": "MEMORY_CONSOLIDATION_INTERVAL",
+    "bulk_near_duplicates": "MEMORY_BULK_NEAR_DUPLICATES",
     "contradiction_min_similarity": "MEMORY_CONTRADICTION_MIN_SIMILARITY",
 }
 

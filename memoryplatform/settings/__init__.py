@@ -275,6 +275,11 @@ MEMORY_CONSOLIDATION_THRESHOLD = env_float(
     "MEMORY_CONSOLIDATION_THRESHOLD", 0.85, minimum=0, maximum=1
 )
 MEMORY_CONSOLIDATION_INTERVAL = env_int("MEMORY_CONSOLIDATION_INTERVAL", 50, minimum=0)
+# Near-duplicates in bulk writes: merged in the write (inline), or left to the consolidation
+# job that follows it (consolidation: faster imports, merged within seconds to a day).
+MEMORY_BULK_NEAR_DUPLICATES = env_choice(
+    "MEMORY_BULK_NEAR_DUPLICATES", "inline", {"inline", "consolidation"}
+)
 MEMORY_CONTRADICTION_MIN_SIMILARITY = env_float(
     "MEMORY_CONTRADICTION_MIN_SIMILARITY", 0.6, minimum=0, maximum=1
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memories.models import Memory, MemoryHistory
+from memories.models import LinkType, Memory, MemoryHistory, MemoryLink
 from memories.services.bulk import memories_create_bulk
 from memories.services.memories import MemoryInput
 from memoryplatform.lib.actor import SYSTEM
@@ -119,6 +119,57 @@ def test_bulk_never_merges_contradicting_statements(alice):
         ],
     )
     assert body["created"] == 2
+
+
+def test_bulk_can_leave_near_duplicates_to_the_consolidation_job_that_follows_it(
+    alice, django_capture_on_commit_callbacks
+):
+    alice.project.settings = {"consolidation_interval": 1}
+    alice.project.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        old = bulk(alice, [{"content": HOOKS, "user_id": "u1", "tags": ["react"]}])["results"][0]
+    with django_capture_on_commit_callbacks(execute=True):  # the job runs after the commit
+        body = alice.post(
+            "/api/v1/memories/bulk/",
+            {
+                "memories": [{"content": HOOKS_AGAIN, "user_id": "u1", "tags": ["hooks"]}],
+                "near_duplicates": "consolidation",
+            },
+        )
+    assert body.status_code == 201
+    new = body.json()["results"][0]
+    assert new["created"] is True and new["id"] != old["id"]  # stored as it came
+    absorbed = Memory.objects.get(pk=new["id"])
+    assert absorbed.deleted_at is not None
+    link = MemoryLink.objects.get(from_memory=absorbed, link_type=LinkType.SUPERSEDED_BY)
+    assert str(link.to_memory_id) == old["id"]
+    assert Memory.objects.get(pk=old["id"]).tags == ["react", "hooks"]
+
+
+def test_a_projects_bulk_near_duplicates_setting_applies_unless_the_write_names_one(alice):
+    old = bulk(alice, [{"content": HOOKS, "user_id": "u1"}])["results"][0]
+    alice.project.settings = {"bulk_near_duplicates": "consolidation", "consolidation_interval": 0}
+    alice.project.save()
+    kept = bulk(alice, [{"content": HOOKS_AGAIN, "user_id": "u1"}])["results"][0]
+    assert kept["created"] is True and kept["id"] != old["id"]
+    again = {"memories": [{"content": HOOKS_AGAIN + "!", "user_id": "u1"}]}
+    merged = alice.post("/api/v1/memories/bulk/", {**again, "near_duplicates": "inline"})
+    assert merged.status_code == 200 and merged.json()["results"][0]["created"] is False
+
+
+def test_an_unknown_near_duplicates_mode_is_refused_and_stores_nothing(alice):
+    item = {"content": HOOKS, "user_id": "u1"}
+    response = alice.post(
+        "/api/v1/memories/bulk/", {"memories": [item], "near_duplicates": "later"}
+    )
+    assert response.status_code == 400
+    assert "near_duplicates" in response.json()["error"]["fields"]
+    alice.project.settings = {"bulk_near_duplicates": "sometimes"}  # a bad project setting
+    alice.project.save()
+    response = alice.post("/api/v1/memories/bulk/", {"memories": [item]})
+    assert response.status_code == 400
+    assert "near_duplicates" in response.json()["error"]["fields"]
+    assert not Memory.objects.filter(project=alice.project).exists()
 
 
 def test_bulk_is_all_or_nothing_and_names_the_bad_item(alice):

@@ -87,6 +87,29 @@ def test_import_memories_command_reads_json_lines(tmp_path) -> None:
 
 
 @pytest.mark.django_db
+def test_import_memories_command_can_leave_near_duplicates_to_consolidation(tmp_path) -> None:
+    project = project_create(slug="acme")
+    project.settings = {"consolidation_interval": 0}
+    project.save()
+    hooks = "React hooks let you use state in function components"
+    again = "React hooks allow using state inside function components"
+    path = tmp_path / "memories.jsonl"
+    path.write_text("\n".join(json.dumps({"content": c, "user_id": "u"}) for c in (hooks, again)))
+    out = StringIO()
+    call_command(
+        "import_memories",
+        str(path),
+        project="acme",
+        near_duplicates="consolidation",
+        no_progress=True,
+        stdout=out,
+    )
+    assert "2 memories imported into acme: 2 new" in out.getvalue()
+    with pytest.raises(CommandError, match="invalid choice"):
+        call_command("import_memories", str(path), "--near-duplicates=later", project="acme")
+
+
+@pytest.mark.django_db
 def test_import_memories_command_stores_nothing_when_a_line_is_bad(tmp_path) -> None:
     project_create(slug="acme")
     path = tmp_path / "memories.jsonl"

@@ -1,4 +1,5 @@
-"""python manage.py import_memories --project SLUG FILE.jsonl [--batch-size N] [--in-flight N]"""
+"""python manage.py import_memories --project SLUG FILE.jsonl [--batch-size N] [--in-flight N]
+[--near-duplicates inline|consolidation]"""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from memories.api.serializers import MemoryCreateSerializer
+from memories.services.bulk import NEAR_DUPLICATE_MODES
 from memories.services.importing import (
     DEFAULT_BATCH,
     DEFAULT_IN_FLIGHT,
@@ -38,6 +40,14 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH)
         parser.add_argument("--in-flight", type=int, default=DEFAULT_IN_FLIGHT)
+        parser.add_argument(
+            "--near-duplicates",
+            choices=NEAR_DUPLICATE_MODES,
+            default=None,
+            help="inline: merge near-duplicates while importing; consolidation: import them "
+            "and let the consolidation job merge them (faster). Default: the project's "
+            "bulk_near_duplicates setting.",
+        )
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -68,6 +78,7 @@ class Command(BaseCommand):
                     batch_size=options["batch_size"],
                     in_flight=options["in_flight"],
                     progress=bar.update,
+                    near_duplicates=options["near_duplicates"],
                 )
             except InvalidInput as exc:
                 raise CommandError(f"{exc.message}: {exc.fields}") from exc
