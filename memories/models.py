@@ -148,13 +148,16 @@ class Memory(models.Model):
             GinIndex(fields=["tags"], name="memory_tags_gin"),
             GinIndex(fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"]),
             GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
-            # ef_construction 128 (pgvector's default is 64): see migration 0009
+            # ef_construction 128 (pgvector's default is 64): see migration 0009. Live rows
+            # only (every read is of live rows): a soft delete stays out of the graph
+            # instead of inserting its new row version into it (migration 0011).
             HnswIndex(
                 name="memory_embedding_hnsw",
                 fields=["embedding"],
                 m=16,
                 ef_construction=128,
                 opclasses=["vector_cosine_ops"],
+                condition=Q(deleted_at__isnull=True),
             ),
         ]
         constraints = [

@@ -255,11 +255,13 @@ def test_the_vector_index_can_be_rebuilt_with_other_parameters(capsys) -> None:
         cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_embedding_hnsw'")
         definition = cursor.fetchone()[0]
     assert "m='24'" in definition and "ef_construction='100'" in definition
+    assert "WHERE (deleted_at IS NULL)" in definition  # live memories only, as before
     call_command("rebuild_vector_index")  # back to the model's parameters
     with connection.cursor() as cursor:
         cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_embedding_hnsw'")
         definition = cursor.fetchone()[0]
     assert "m='16'" in definition and "ef_construction='128'" in definition
+    assert "WHERE (deleted_at IS NULL)" in definition
     with pytest.raises(CommandError):
         call_command("rebuild_vector_index", "--m", "1")
 

@@ -341,3 +341,36 @@ def test_semantic_candidates_beyond_ef_search_widen_the_scan(alice, remember, se
     similarities = [similarity for _, similarity in widened]
     assert similarities == sorted(similarities, reverse=True)
     assert all(hasattr(memory, "effective_confidence") for memory, _ in widened)
+
+
+def test_the_vector_index_skips_a_deleted_memory_and_finds_it_again_once_restored(
+    alice, remember
+) -> None:
+    from django.db import connection, transaction
+
+    from memories.selectors.search import search_queryset
+    from memories.selectors.search.semantic import _ranked_statement, query_vector
+    from memories.selectors.search_types import SearchQuery
+    from memoryplatform.lib.vectors import vector_literal
+
+    kept = remember("Dogs learn tricks faster with short daily training sessions")
+    gone = remember("Puppies should be trained with treats and patience")
+    for n in range(10):
+        remember(f"Unrelated note {n} about quarterly budgets and invoices")
+    assert alice.delete(f"/api/v1/memories/{gone['id']}/").status_code in (200, 204)
+
+    def found() -> list[str]:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_seqscan = off")  # the index, even for 12 rows
+            cursor.execute("SET LOCAL enable_sort = off")
+            queryset = search_queryset(project=alice.project, query=SearchQuery(text="dogs"))
+            literal = vector_literal(query_vector("how to train a dog"))
+            sql, params = _ranked_statement(queryset, literal, 5, user_scoped=False)
+            cursor.execute("EXPLAIN " + sql, params)
+            assert "memory_embedding_hnsw" in " ".join(row[0] for row in cursor.fetchall())
+            cursor.execute(sql, params)
+            return [str(row[0]) for row in cursor.fetchall()]
+
+    assert kept["id"] in found() and gone["id"] not in found()
+    assert alice.post(f"/api/v1/memories/{gone['id']}/restore/").status_code == 200
+    assert gone["id"] in found()

@@ -40,7 +40,8 @@ class Command(BaseCommand):
             cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {INDEX}_new")
             cursor.execute(
                 f"CREATE INDEX CONCURRENTLY {INDEX}_new ON {table} USING hnsw "
-                f"(embedding vector_cosine_ops) WITH (m = {m}, ef_construction = {ef})"
+                f"(embedding vector_cosine_ops) WITH (m = {m}, ef_construction = {ef}) "
+                "WHERE deleted_at IS NULL"  # live memories only, as the model declares it
             )
             cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {INDEX}")
             cursor.execute(f"ALTER INDEX {INDEX}_new RENAME TO {INDEX}")
