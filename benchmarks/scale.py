@@ -376,6 +376,7 @@ def hnsw_recall(project: Any, texts: list[str], rng: random.Random) -> dict[str,
     `ids`, the overlap of the two id sets; `distance`, ann-benchmarks' definition, where a
     returned memory counts if it is no farther than the exact 10th (near-identical memories
     tie at the boundary, and either of two tied ones is a correct answer)."""
+    from django.conf import settings
     from django.db import connection, transaction
 
     from memories.embeddings import get_embedder
@@ -386,8 +387,12 @@ def hnsw_recall(project: Any, texts: list[str], rng: random.Random) -> dict[str,
 
     vectors = get_embedder().embed_batch(texts)
     out = {}
+    # the top 10 of the statement a search runs, which ranks MEMORY_SEARCH_CANDIDATES (50): at
+    # LIMIT 10 the planner may take another plan for a user's rows (the HNSW scan with the
+    # user filter instead of the exact index-only ranking) than any search does
+    pool = max(10, settings.MEMORY_SEARCH_CANDIDATES)
     for with_filters in (False, True):
-        ranked = partial(semantic_ranked, limit=10, min_similarity=0, user_scoped=with_filters)
+        ranked = partial(semantic_ranked, limit=pool, min_similarity=0, user_scoped=with_filters)
         by_id, by_distance = [], []
         for vector in vectors:
             filters = (
@@ -396,10 +401,10 @@ def hnsw_recall(project: Any, texts: list[str], rng: random.Random) -> dict[str,
                 else MemoryFilters()
             )
             base = search_queryset(project=project, query=SearchQuery(text="x", filters=filters))
-            approx = ranked(base, vector)
+            approx = ranked(base, vector)[:10]
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute("SET LOCAL enable_indexscan = off")
-                exact = ranked(base, vector)
+                exact = ranked(base, vector)[:10]
             if not exact:
                 continue
             boundary = min(similarity for _, similarity in exact) - 1e-6
