@@ -1,15 +1,17 @@
 """Bulk ingest into a store of N memories, variants side by side: memories/s against the raw
-encoder, where the CPU went (this process, which embeds, against PostgreSQL), and the
-consolidation run that follows each import (what the every-N-inserts job would do).
+encoder, where the CPU went (this process, which embeds, against PostgreSQL), and the jobs
+that follow each import: the indexing of deferred vectors, then the consolidation run (what
+the every-N-inserts job would do).
 
     MEMORY_EMBEDDED_DB_NAME=bench_search python -m benchmarks.ingest --n 100000 \\
-        --variants inline,consolidation --rounds 3 --per 4000
+        --variants inline,consolidation,consolidation+deferred --rounds 3 --per 4000
 
 Needs the store of `python -m benchmarks.scale --n N` (same database); every run adds `--per`
 generated memories to it. The variants of a round run in a random order, each on fresh texts,
 with the raw encoder read on those texts before and after it: this VM's speed drifts within
 minutes, so only variants measured side by side compare. A variant is a near-duplicate mode
-(`inline`, `consolidation`), optionally `@K` for K bulk writes in flight (default 2).
+(`inline`, `consolidation`), optionally `+deferred` (vector_index: the HNSW inserts are left
+to the indexing job) and `@K` for K bulk writes in flight (default 2).
 """
 
 from __future__ import annotations
@@ -28,7 +30,11 @@ from benchmarks.common import Timer, setup_django, table, write_results
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=100_000, help="the store of scale --n N")
-    parser.add_argument("--variants", default="inline,consolidation", help="MODE[@IN_FLIGHT],…")
+    parser.add_argument(
+        "--variants",
+        default="inline,consolidation,consolidation+deferred",
+        help="MODE[+deferred][@IN_FLIGHT],…",
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--per", type=int, default=4000, help="memories per run")
     parser.add_argument("--batch", type=int, default=500, help="memories per bulk write")
@@ -36,11 +42,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def variant(spec: str) -> tuple[str, int]:
-    mode, _, flight = spec.partition("@")
-    if mode not in ("inline", "consolidation"):
-        raise SystemExit(f"unknown variant {spec!r}: inline or consolidation, optionally @K")
-    return mode, int(flight or 2)
+def variant(spec: str) -> tuple[str, str, int]:
+    """(near_duplicates, vector_index, in_flight) of `MODE[+deferred][@K]`."""
+    head, _, flight = spec.partition("@")
+    mode, _, vectors = head.partition("+")
+    if mode not in ("inline", "consolidation") or vectors not in ("", "deferred"):
+        raise SystemExit(
+            f"unknown variant {spec!r}: inline or consolidation, optionally +deferred and @K"
+        )
+    return mode, vectors or "inline", int(flight or 2)
 
 
 def cpu_seconds() -> tuple[float, dict[int, float]]:
@@ -74,9 +84,10 @@ def run(project: Any, spec: str, items: list[Any], args: argparse.Namespace) -> 
     from benchmarks.scale import raw_encoder_rate
     from memories.services.consolidation import memories_consolidate
     from memories.services.importing import memories_import
+    from memories.services.vector_index import index_pending_vectors
     from memoryplatform.lib.actor import command
 
-    mode, in_flight = variant(spec)
+    mode, vectors, in_flight = variant(spec)
     sample = [item.content for item in items[:2000]]
     before = raw_encoder_rate(sample)
     started, cpu_before = timezone.now(), cpu_seconds()
@@ -88,9 +99,12 @@ def run(project: Any, spec: str, items: list[Any], args: argparse.Namespace) -> 
             batch_size=args.batch,
             in_flight=in_flight,
             near_duplicates=mode,
+            vector_index=vectors,
         )
     cpu_after = cpu_seconds()
     raw = (before + raw_encoder_rate(sample)) / 2
+    with Timer() as indexing:  # what the job enqueued by a deferred write does
+        indexed = index_pending_vectors(project=project).indexed
     with Timer() as consolidation:
         report = memories_consolidate(project=project, actor=command("bench"), since=started)
     rate = len(items) / write.seconds
@@ -103,10 +117,12 @@ def run(project: Any, spec: str, items: list[Any], args: argparse.Namespace) -> 
         "cpu_s_process": round(cpu_after[0] - cpu_before[0], 1),
         "cpu_s_postgres": round(postgres_seconds(cpu_before[1], cpu_after[1]), 1),
         "seconds": round(write.seconds, 1),
+        "indexing_seconds": round(indexing.seconds, 1),
+        "indexed": indexed,
         "consolidation_seconds": round(consolidation.seconds, 1),
         "consolidation_merged": report.memories_merged,
-        "with_consolidation_vs_raw": round(
-            len(items) / (write.seconds + consolidation.seconds) / raw, 3
+        "with_jobs_vs_raw": round(
+            len(items) / (write.seconds + indexing.seconds + consolidation.seconds) / raw, 3
         ),
     }
 
@@ -140,12 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         spec: {
             key: round(statistics.median(r[key] for r in runs if r["variant"] == spec), 3)
-            for key in ("vs_raw", "with_consolidation_vs_raw", "cpu_s_process", "cpu_s_postgres")
+            for key in ("vs_raw", "with_jobs_vs_raw", "cpu_s_process", "cpu_s_postgres")
         }
         for spec in specs
     }
     print(f"\nbulk ingest into {live} live memories, medians of {args.rounds} runs of {args.per}")
-    headers = ["variant", "vs raw", "with consolidation", "CPU s (process)", "CPU s (postgres)"]
+    headers = ["variant", "vs raw", "with the jobs", "CPU s (process)", "CPU s (postgres)"]
     print(table(headers, [[spec, *values.values()] for spec, values in summary.items()]))
     path = write_results(
         f"ingest-{args.n}",

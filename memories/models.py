@@ -71,6 +71,9 @@ class Memory(models.Model):
     context = models.TextField(blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # True while the embedding waits outside the HNSW graph for the indexing job (bulk writes
+    # with `vector_index: deferred`); searches compare such rows exactly meanwhile.
+    vector_pending = models.BooleanField(default=False, db_default=False)
     content_hash = models.CharField(max_length=64)
     token_count = models.PositiveIntegerField(default=0)
 
@@ -126,6 +129,7 @@ class Memory(models.Model):
                     "deleted_at",
                     "created_at",
                     "embedding",
+                    "vector_pending",
                 ],
                 name="memory_project_user_vectors",
             ),
@@ -150,14 +154,23 @@ class Memory(models.Model):
             GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
             # ef_construction 128 (pgvector's default is 64): see migration 0009. Live rows
             # only (every read is of live rows): a soft delete stays out of the graph
-            # instead of inserting its new row version into it (migration 0011).
+            # instead of inserting its new row version into it (migration 0011). Rows whose
+            # vector is pending stay out until the indexing job (migration 0012): every
+            # statement ranking through the graph says `NOT vector_pending`, and ranks the
+            # pending rows exactly beside it (memories.selectors.vector_ranking).
             HnswIndex(
                 name="memory_embedding_hnsw",
                 fields=["embedding"],
                 m=16,
                 ef_construction=128,
                 opclasses=["vector_cosine_ops"],
-                condition=Q(deleted_at__isnull=True),
+                condition=Q(deleted_at__isnull=True, vector_pending=False),
+            ),
+            # the rows waiting for the graph, per project (few: the job drains them)
+            models.Index(
+                fields=["project"],
+                condition=Q(deleted_at__isnull=True, vector_pending=True),
+                name="memory_vector_pending",
             ),
         ]
         constraints = [

@@ -20,6 +20,8 @@ SCHEDULES = {
     "memory-consolidation": ("memories.tasks.run_consolidation", "D"),
     "memory-prune": ("memories.tasks.run_prune", "D"),
     "memory-embedding-backfill": ("memories.tasks.backfill_embeddings", "H"),
+    # a safety net: every deferred bulk write enqueues index_vectors itself
+    "memory-vector-index": ("memories.tasks.index_vectors", "H"),
 }
 
 
@@ -74,3 +76,10 @@ def backfill_embeddings() -> None:
     from django.core.management import call_command
 
     call_command("backfill_embeddings", verbosity=0)
+
+
+def index_vectors() -> dict[str, Any]:
+    """Enqueued after each bulk write that deferred its vectors: put them in the HNSW graph."""
+    from memories.services.vector_index import index_pending_vectors
+
+    return index_pending_vectors().as_dict()

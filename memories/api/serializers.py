@@ -57,6 +57,13 @@ class MemoryBulkCreateSerializer(serializers.Serializer):
         "consolidation: they are stored and the consolidation job merges them later (faster). "
         "Default: the project's `bulk_near_duplicates`, else MEMORY_BULK_NEAR_DUPLICATES.",
     )
+    vector_index = serializers.ChoiceField(
+        choices=["inline", "deferred"],
+        required=False,
+        help_text="inline: the new memories enter the HNSW index in this write; deferred: a "
+        "background job adds them (faster writes; searches find them meanwhile by exact "
+        "comparison). Default: the project's `bulk_vector_index`, else MEMORY_BULK_VECTOR_INDEX.",
+    )
 
 
 class MemoryBulkCreatedSerializer(serializers.Serializer):

@@ -112,6 +112,7 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
             items=items,
             actor=self.actor,
             near_duplicates=data.get("near_duplicates"),
+            vector_index=data.get("vector_index"),
         )
         created = sum(result.created for result in results)
         body = {

@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 from pgvector.django import CosineDistance
 
 from memories.models import Memory
+from memories.selectors.pending_vectors import split_by_graph
 from memories.services.content import Scope
 from tenants.models import Project
 
@@ -32,12 +33,15 @@ def memories_similar_to(
     """Live memories of `project` (within `scope`, all given fields matching) closest to
     `embedding`, most similar first, at least `min_similarity`."""
     base = queryset if queryset is not None else Memory.objects.all()
-    rows = (
+    near = (
         base.filter(project=project, deleted_at__isnull=True, embedding__isnull=False)
         .filter(**(scope.as_filter() if scope else {}))
         .exclude(pk__in=exclude_ids or [])
         .annotate(distance=CosineDistance("embedding", embedding))
         .filter(distance__lte=1.0 - min_similarity)
-        .order_by("distance")[:limit]
+        .order_by("distance")
     )
+    # the rows in the HNSW graph and those whose vector is pending, ranked apart, then together
+    in_graph, pending = split_by_graph(near)
+    rows = in_graph[:limit].union(pending[:limit], all=True).order_by("distance")[:limit]
     return [Neighbour(memory=row, similarity=1.0 - row.distance) for row in rows]

@@ -39,6 +39,7 @@ import numpy as np
 from django.db import IntegrityError, connection, transaction
 
 from memories.models import HistoryEvent, Memory
+from memories.selectors.pending_vectors import graph_and_pending
 from memories.services.consolidation_pairs import (
     PROBE_SETTINGS,
     estimated_table_rows,
@@ -98,20 +99,25 @@ SELECT NULL, NULL, NULL, NULL WHERE (SELECT count(*) FROM scope) > %(cap)s
 """
 # Probes, for a larger scope (run with consolidation's PROBE_SETTINGS): the NEIGHBOURS nearest
 # of the scope for each new memory, a LATERAL HNSW scan each (iterative scans fill NEIGHBOURS
-# rows of the scope).
+# rows of the scope); the scope's rows whose vector is pending are ranked exactly beside it.
 _NEIGHBOURS_SQL = """
 SELECT q.i, n.id, n.content, 1 - n.distance
 FROM unnest(%(indexes)s::int[], %(vectors)s::vector[]) AS q(i, v)
-CROSS JOIN LATERAL (
+CROSS JOIN LATERAL ({nearest}) n
+WHERE n.distance <= %(max_distance)s
+""".replace(
+    "{nearest}",
+    graph_and_pending(
+        """
     SELECT m.id, m.content, m.embedding <=> q.v AS distance
     FROM memories_memory m
     WHERE m.project_id = %(project)s AND m.deleted_at IS NULL AND m.embedding IS NOT NULL
-      AND {scope}
+      AND {pending} AND {scope}
     ORDER BY m.embedding <=> q.v
-    LIMIT %(limit)s
-) n
-WHERE n.distance <= %(max_distance)s
-"""
+    LIMIT %(limit)s""",
+        "m.vector_pending",
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -133,7 +139,13 @@ class _Plan:
     inserts: list[int] = field(default_factory=list)
 
 
-NEAR_DUPLICATE_MODES = ("inline", "consolidation")
+# What a bulk write may leave to a job: the option's values, the first being "do it now".
+BULK_OPTIONS = {
+    "near_duplicates": ("inline", "consolidation"),
+    "vector_index": ("inline", "deferred"),
+}
+NEAR_DUPLICATE_MODES = BULK_OPTIONS["near_duplicates"]
+VECTOR_INDEX_MODES = BULK_OPTIONS["vector_index"]
 
 
 def memories_create_bulk(
@@ -142,27 +154,31 @@ def memories_create_bulk(
     items: list[MemoryInput],
     actor: Actor,
     near_duplicates: str | None = None,
+    vector_index: str | None = None,
 ) -> list[CreateResult]:
     """Store many memories (see the module docstring); all or nothing on invalid input.
     Results are in the order of `items`. The texts that are not exact duplicates are
     embedded before the scope locks are taken (the duplicates are found again under the
     locks), so while one bulk write holds the locks of its scopes, the next can already be
-    embedding. `near_duplicates`: "inline" or "consolidation" (None: the project's
-    `bulk_near_duplicates`)."""
-    inline = near_duplicate_mode(project, near_duplicates) == "inline"
+    embedding. `near_duplicates`: "inline" or "consolidation"; `vector_index`: "inline" or
+    "deferred" (the new rows enter the HNSW graph by a job, memories.services.vector_index);
+    None: the project's `bulk_near_duplicates` / `bulk_vector_index`."""
+    inline = bulk_option(project, "near_duplicates", near_duplicates) == "inline"
+    deferred = bulk_option(project, "vector_index", vector_index) == "deferred"
     memories = [_build_item(project, index, item) for index, item in enumerate(items)]
     likely_new = _plan_exact(project, memories).inserts  # a hint: planned again under the locks
     with prefetched_embeddings([memories[index].content for index in likely_new]):
-        return _create_all(project, memories, items, actor, inline=inline)
+        return _create_all(project, memories, items, actor, inline=inline, deferred=deferred)
 
 
-def near_duplicate_mode(project: Project, requested: str | None = None) -> str:
-    """How a bulk write treats near-duplicates: `requested`, else the project's setting."""
-    mode = requested if requested is not None else tuning(project, "bulk_near_duplicates")
-    if mode not in NEAR_DUPLICATE_MODES:
-        message = f"must be one of {', '.join(NEAR_DUPLICATE_MODES)}"
-        raise InvalidInput(f"near_duplicates {message}", fields={"near_duplicates": [message]})
-    return str(mode)
+def bulk_option(project: Project, name: str, requested: str | None = None) -> str:
+    """A bulk write's `name` option (BULK_OPTIONS): `requested`, else the project's
+    `bulk_<name>` (which falls back on the MEMORY_BULK_<NAME> setting)."""
+    value = requested if requested is not None else tuning(project, f"bulk_{name}")
+    if value not in BULK_OPTIONS[name]:
+        message = f"must be one of {', '.join(BULK_OPTIONS[name])}"
+        raise InvalidInput(f"{name} {message}", fields={name: [message]})
+    return str(value)
 
 
 @transaction.atomic
@@ -173,17 +189,23 @@ def _create_all(
     actor: Actor,
     *,
     inline: bool,
+    deferred: bool,
 ) -> list[CreateResult]:
     lock_scopes(project=project, scopes=[Scope.of(memory) for memory in memories])
     plan = _plan_exact(project, memories)
     fresh = [memories[index] for index in plan.inserts]
     for memory, vector in zip(fresh, embed_or_none([m.content for m in fresh]), strict=True):
         memory.embedding = vector
+        memory.vector_pending = deferred and vector is not None
     if inline:
         _plan_near(project, memories, plan)
     created = _insert_all(project, [memories[index] for index in plan.inserts], actor)
     results = _results(memories, plan, created, actor)
     _after_inserts(project, results, items)
+    if any(result.created and result.memory.vector_pending for result in results):
+        from memories.tasks import enqueue
+
+        enqueue("memories.tasks.index_vectors")  # after the commit
     return results
 
 

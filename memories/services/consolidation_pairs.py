@@ -33,6 +33,7 @@ from uuid import UUID
 
 from django.db import connection, transaction
 
+from memories.selectors.pending_vectors import graph_and_pending
 from tenants.models import Project
 
 CANDIDATES = 40
@@ -82,16 +83,21 @@ WHERE {_SEEKER_FILTER}
   AND (a.embedding <=> b.embedding) <= %(max_distance)s
 """
 
+# a seeker's CANDIDATES nearest of the project: through the graph, and those pending
+_NEAREST = graph_and_pending(
+    """
+    SELECT b.id, b.user_id, b.agent_id, b.run_id, b.embedding <=> a.embedding AS distance
+    FROM memories_memory b
+    WHERE b.project_id = %(project)s AND b.deleted_at IS NULL AND {pending}
+    ORDER BY b.embedding <=> a.embedding
+    LIMIT %(candidates)s""",
+    "b.vector_pending",
+)
+
 _PROBES_SQL = f"""
 SELECT a.id, n.id, 1 - n.distance
 {_SEEKERS}
-CROSS JOIN LATERAL (
-    SELECT b.id, b.user_id, b.agent_id, b.run_id, b.embedding <=> a.embedding AS distance
-    FROM memories_memory b
-    WHERE b.project_id = %(project)s AND b.deleted_at IS NULL
-    ORDER BY b.embedding <=> a.embedding
-    LIMIT %(candidates)s
-) n
+CROSS JOIN LATERAL ({_NEAREST}) n
 WHERE {_SEEKER_FILTER}
   AND n.id <> a.id
   AND n.user_id IS NOT DISTINCT FROM a.user_id AND n.agent_id IS NOT DISTINCT FROM a.agent_id

@@ -2,11 +2,11 @@
 
 `memories_import` cuts `items` into batches and stores each with `memories_create_bulk` (every
 rule of a single write: exact duplicates, near-duplicate merges, history, graph; near-duplicates
-may be left to consolidation, `near_duplicates`), keeping up
-to `in_flight` batches going at once, each on its own database connection
-(memoryplatform.lib.db_threads). A bulk write embeds its texts before it takes its scopes'
-locks, so on two cores the next batch is embedding while the current one holds the locks and
-writes. Batches that share scopes still write one after the other (the locks); a batch may
+may be left to consolidation, `near_duplicates`, and the HNSW inserts to the indexing job,
+`vector_index`), keeping up to `in_flight` batches going at once, each on its own database
+connection (memoryplatform.lib.db_threads). A bulk write embeds its texts before it takes its
+scopes' locks, so on two cores the next batch is embedding while the current one holds the
+locks and writes. Batches that share scopes still write one after the other (the locks); a batch may
 commit before the one it follows when they share none.
 
 Each batch is its own transaction. On the first failure no further batch starts, the ones in
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import islice
 
-from memories.services.bulk import MAX_BULK_ITEMS, memories_create_bulk, near_duplicate_mode
+from memories.services.bulk import MAX_BULK_ITEMS, bulk_option, memories_create_bulk
 from memories.services.memories import CreateResult, MemoryInput
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.db_threads import WORKERS, beside
@@ -59,10 +59,11 @@ def memories_import(
     in_flight: int = DEFAULT_IN_FLIGHT,
     progress: Callable[[int], object] | None = None,
     near_duplicates: str | None = None,
+    vector_index: str | None = None,
 ) -> ImportSummary:
     """Store `items` (any iterable, read lazily) in batches; `progress(n)` after each batch
-    of n items; `near_duplicates` as in `memories_create_bulk`. Raises ImportFailed (with the
-    summary so far) when a batch fails."""
+    of n items; `near_duplicates` and `vector_index` as in `memories_create_bulk`. Raises
+    ImportFailed (with the summary so far) when a batch fails."""
     if not 1 <= batch_size <= MAX_BULK_ITEMS:
         raise InvalidInput(
             "batch_size out of range", fields={"batch_size": [f"between 1 and {MAX_BULK_ITEMS}"]}
@@ -71,27 +72,24 @@ def memories_import(
         raise InvalidInput(
             "in_flight out of range", fields={"in_flight": [f"between 1 and {WORKERS}"]}
         )
-    near_duplicates = near_duplicate_mode(project, near_duplicates)  # checked before any batch
-    store = partial(_store, project=project, actor=actor, near_duplicates=near_duplicates)
+    store = partial(  # the options are checked before any batch
+        memories_create_bulk,
+        project=project,
+        actor=actor,
+        near_duplicates=bulk_option(project, "near_duplicates", near_duplicates),
+        vector_index=bulk_option(project, "vector_index", vector_index),
+    )
     summary = ImportSummary()
     pending: deque[tuple[int, int, Future[list[CreateResult]]]] = deque()
     for start, batch in _batches(items, batch_size):
         if len(pending) >= in_flight and _collect(pending.popleft(), summary, progress):
             break  # no new batch after a failure; the ones in flight finish below
-        pending.append((start, len(batch), beside(partial(store, batch))))
+        pending.append((start, len(batch), beside(partial(store, items=batch))))
     while pending:
         _collect(pending.popleft(), summary, progress)
     if summary.failed_at is not None:
         raise ImportFailed(summary)
     return summary
-
-
-def _store(
-    batch: list[MemoryInput], *, project: Project, actor: Actor, near_duplicates: str
-) -> list[CreateResult]:
-    return memories_create_bulk(
-        project=project, items=batch, actor=actor, near_duplicates=near_duplicates
-    )
 
 
 def _batches(items: Iterable[MemoryInput], size: int) -> Iterator[tuple[int, list[MemoryInput]]]:

@@ -19,6 +19,7 @@ DEFAULTS = {
     "consolidation_threshold": "MEMORY_CONSOLIDATION_THRESHOLD",
     "consolidation_interval": "MEMORY_CONSOLIDATION_INTERVAL",
     "bulk_near_duplicates": "MEMORY_BULK_NEAR_DUPLICATES",
+    "bulk_vector_index": "MEMORY_BULK_VECTOR_INDEX",
     "contradiction_min_similarity": "MEMORY_CONTRADICTION_MIN_SIMILARITY",
 }
 

@@ -280,6 +280,9 @@ MEMORY_CONSOLIDATION_INTERVAL = env_int("MEMORY_CONSOLIDATION_INTERVAL", 50, min
 MEMORY_BULK_NEAR_DUPLICATES = env_choice(
     "MEMORY_BULK_NEAR_DUPLICATES", "inline", {"inline", "consolidation"}
 )
+# The HNSW inserts of bulk writes: in the write (inline), or by the indexing job that follows
+# it (deferred: faster bulk writes; searches compare the waiting rows exactly meanwhile).
+MEMORY_BULK_VECTOR_INDEX = env_choice("MEMORY_BULK_VECTOR_INDEX", "inline", {"inline", "deferred"})
 MEMORY_CONTRADICTION_MIN_SIMILARITY = env_float(
     "MEMORY_CONTRADICTION_MIN_SIMILARITY", 0.6, minimum=0, maximum=1
 )

@@ -288,17 +288,17 @@ def test_semantic_search_with_a_selective_entity_filter_still_returns_limit_resu
 
 
 def _semantic_plan(tenant: Tenant, vector: list[float]) -> str:
-    from pgvector.django import CosineDistance
-
+    """EXPLAIN of the statement semantic search runs (the graph's part, and the pending rows)."""
     from memories.selectors.search import search_queryset
+    from memories.selectors.search.semantic import _ranked_statement
+    from memoryplatform.lib.vectors import vector_literal
 
     query = SearchQuery(text="x", filters=MemoryFilters(entities=["Alps"]))
-    queryset = (
-        search_queryset(project=tenant.project, query=query)
-        .annotate(distance=CosineDistance("embedding", vector))
-        .order_by("distance")[:50]
-    )
-    return queryset.explain()
+    queryset = search_queryset(project=tenant.project, query=query)
+    sql, params = _ranked_statement(queryset, vector_literal(vector), 50, False)
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN {sql}", params)
+        return "\n".join(row[0] for row in cursor.fetchall())
 
 
 @pytest.mark.anyio

@@ -1,5 +1,5 @@
 """python manage.py import_memories --project SLUG FILE.jsonl [--batch-size N] [--in-flight N]
-[--near-duplicates inline|consolidation]"""
+[--near-duplicates inline|consolidation] [--vector-index inline|deferred]"""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from memories.api.serializers import MemoryCreateSerializer
-from memories.services.bulk import NEAR_DUPLICATE_MODES
+from memories.services.bulk import NEAR_DUPLICATE_MODES, VECTOR_INDEX_MODES
 from memories.services.importing import (
     DEFAULT_BATCH,
     DEFAULT_IN_FLIGHT,
@@ -20,6 +20,7 @@ from memories.services.importing import (
     memories_import,
 )
 from memories.services.memories import MemoryInput
+from memories.services.vector_index import pending_vectors
 from memoryplatform.lib.actor import command
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
@@ -47,6 +48,14 @@ class Command(BaseCommand):
             help="inline: merge near-duplicates while importing; consolidation: import them "
             "and let the consolidation job merge them (faster). Default: the project's "
             "bulk_near_duplicates setting.",
+        )
+        parser.add_argument(
+            "--vector-index",
+            choices=VECTOR_INDEX_MODES,
+            default=None,
+            help="inline: each batch inserts its vectors into the HNSW index; deferred: the "
+            "background job (or manage.py index_vectors) does it after the import (faster; the "
+            "memories are searchable meanwhile). Default: the project's bulk_vector_index.",
         )
         parser.add_argument("--no-progress", action="store_true")
 
@@ -79,6 +88,7 @@ class Command(BaseCommand):
                     in_flight=options["in_flight"],
                     progress=bar.update,
                     near_duplicates=options["near_duplicates"],
+                    vector_index=options["vector_index"],
                 )
             except InvalidInput as exc:
                 raise CommandError(f"{exc.message}: {exc.fields}") from exc
@@ -94,6 +104,12 @@ class Command(BaseCommand):
             f"{summary.existing} duplicates or merged, in {seconds:.1f} s "
             f"({summary.items / max(seconds, 1e-9):.0f}/s)"
         )
+        waiting = pending_vectors(project=project)
+        if waiting:
+            self.stdout.write(
+                f"{waiting} vectors wait for the HNSW index: the background job adds them "
+                "(or run manage.py index_vectors); searches find those memories meanwhile"
+            )
 
 
 def read_items(lines: IO[str]) -> list[MemoryInput]:

@@ -20,6 +20,7 @@ from django.db.models.expressions import RawSQL
 from memories.embeddings import Embedder, get_embedder
 from memories.models import Memory
 from memories.selectors.filters import effective_confidence
+from memories.selectors.pending_vectors import split_by_graph
 from memories.selectors.search.dispatch import (
     candidate_columns,
     candidate_count,
@@ -104,22 +105,35 @@ def _ranked_statement(
     distance, which the planner answers from the HNSW index or, for a user's few thousand
     rows, from an index-only scan of the covering (project, user_id) index (no table page
     per memory); the outer level loads the `limit` winners by primary key. Unscoped, the
-    second level would only add ~0.7 ms of lookups and planning."""
+    second level would only add ~0.7 ms of lookups and planning. Either way the ranking is
+    of the rows in the graph and of those whose vector is pending, apart, then together
+    (memories.selectors.pending_vectors)."""
     columns = list(candidate_columns())
     if "effective_confidence" in queryset.query.annotations:
         columns.append("effective_confidence")
     filtered = queryset.filter(embedding__isnull=False).order_by()
     if not user_scoped:
-        base_sql, base_params = filtered.values_list(*columns, "embedding").query.sql_with_params()
         names = [f"r{i}" for i in range(len(columns) + 1)]
         *selected, embedding = names
-        sql = (
-            f"SELECT {', '.join(selected)}, {embedding} <=> %s::vector AS distance"
-            f" FROM ({base_sql}) AS r({', '.join(names)})"
-            f" ORDER BY {embedding} <=> %s::vector LIMIT %s"
+        parts, params = [], []
+        for part in split_by_graph(filtered):
+            base_sql, base_params = part.values_list(*columns, "embedding").query.sql_with_params()
+            parts.append(
+                f"(SELECT {', '.join(selected)}, {embedding} <=> %s::vector AS distance"
+                f" FROM ({base_sql}) AS r({', '.join(names)})"
+                f" ORDER BY {embedding} <=> %s::vector LIMIT %s)"
+            )
+            params += [literal, *base_params, literal, limit]
+        sql = f"SELECT * FROM ({' UNION ALL '.join(parts)}) AS u ORDER BY u.distance LIMIT %s"
+        return sql, [*params, limit]
+    parts, inner_params = [], []
+    for part in split_by_graph(filtered):
+        inner_sql, part_params = part.values_list("id", "embedding").query.sql_with_params()
+        parts.append(
+            f"(SELECT r.i, r.v <=> %s::vector AS distance FROM ({inner_sql}) AS r(i, v)"
+            f" ORDER BY r.v <=> %s::vector LIMIT %s)"
         )
-        return sql, [literal, *base_params, literal, limit]
-    inner_sql, inner_params = filtered.values_list("id", "embedding").query.sql_with_params()
+        inner_params += [literal, *part_params, literal, limit]
     winner = Memory.objects.filter(pk=RawSQL("t.i", (), output_field=UUIDField()))
     if "effective_confidence" in columns:
         winner = winner.annotate(effective_confidence=effective_confidence())
@@ -127,12 +141,11 @@ def _ranked_statement(
     names = [f"w{i}" for i in range(len(columns))]
     sql = (
         f"SELECT {', '.join(names)}, t.distance FROM ("
-        f"SELECT r.i, r.v <=> %s::vector AS distance FROM ({inner_sql}) AS r(i, v)"
-        f" ORDER BY r.v <=> %s::vector LIMIT %s) AS t"
+        f"SELECT * FROM ({' UNION ALL '.join(parts)}) AS u ORDER BY u.distance LIMIT %s) AS t"
         f" CROSS JOIN LATERAL ({outer_sql}) AS w({', '.join(names)})"
         f" ORDER BY t.distance"
     )
-    return sql, [literal, *inner_params, literal, limit, *outer_params]
+    return sql, [*inner_params, limit, *outer_params]
 
 
 def _fetch(using: str, sql: str, params: list[Any]) -> list[tuple]:
