@@ -76,6 +76,10 @@ class Migration(migrations.Migration):
                     "(project_id) WHERE deleted_at IS NULL AND vector_pending",
                     reverse_sql=f"DROP INDEX CONCURRENTLY IF EXISTS {PENDING}",
                 ),
+                # statistics for the new column: without them the planner guessed a third of
+                # a user's rows pending and read them all from the covering index (0.85 ms a
+                # search for a user of 2,400 memories) instead of the empty pending index
+                migrations.RunSQL("ANALYZE memories_memory", reverse_sql=migrations.RunSQL.noop),
             ],
             state_operations=[
                 migrations.RemoveIndex(model_name="memory", name=USER_VECTORS),
