@@ -157,7 +157,7 @@ class Memory(models.Model):
             # instead of inserting its new row version into it (migration 0011). Rows whose
             # vector is pending stay out until the indexing job (migration 0012): every
             # statement ranking through the graph says `NOT vector_pending`, and ranks the
-            # pending rows exactly beside it (memories.selectors.vector_ranking).
+            # pending rows exactly beside it (memories.selectors.pending_vectors).
             HnswIndex(
                 name="memory_embedding_hnsw",
                 fields=["embedding"],

@@ -22,6 +22,8 @@ SCHEDULES = {
     "memory-embedding-backfill": ("memories.tasks.backfill_embeddings", "H"),
     # a safety net: every deferred bulk write enqueues index_vectors itself
     "memory-vector-index": ("memories.tasks.index_vectors", "H"),
+    # recall of the HNSW graph on a sample; rebuilt concurrently when worn down
+    "memory-vector-index-health": ("memories.tasks.vector_index_health", "H"),
 }
 
 
@@ -83,3 +85,10 @@ def index_vectors() -> dict[str, Any]:
     from memories.services.vector_index import index_pending_vectors
 
     return index_pending_vectors().as_dict()
+
+
+def vector_index_health() -> dict[str, Any]:
+    """The graph's recall@10 on a sample of memories; rebuilt when below the minimum."""
+    from memories.services.vector_index import vector_index_maintain
+
+    return vector_index_maintain().as_dict()
