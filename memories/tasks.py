@@ -22,7 +22,7 @@ SCHEDULES = {
     "memory-embedding-backfill": ("memories.tasks.backfill_embeddings", "H"),
     # a safety net: every deferred bulk write enqueues index_vectors itself
     "memory-vector-index": ("memories.tasks.index_vectors", "H"),
-    # recall of the HNSW graph on a sample; rebuilt concurrently when worn down
+    # the HNSW graph's wear since its build; rebuilt concurrently when worn down
     "memory-vector-index-health": ("memories.tasks.vector_index_health", "H"),
 }
 
@@ -88,7 +88,7 @@ def index_vectors() -> dict[str, Any]:
 
 
 def vector_index_health() -> dict[str, Any]:
-    """The graph's recall@10 on a sample of memories; rebuilt when below the minimum."""
+    """The HNSW graph's wear since its build; rebuilt concurrently past the limit."""
     from memories.services.vector_index import vector_index_maintain
 
     return vector_index_maintain().as_dict()

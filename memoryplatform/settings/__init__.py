@@ -138,11 +138,10 @@ _db["CONN_HEALTH_CHECKS"] = True  # a connection the server closed is replaced, 
 # ef_search 400: semantic recall@10 against exact search 0.985 at 100k memories (0.90 at
 # 200, 0.82-0.90 at 100) for ~0.2 ms more per query (docs/benchmarks.md).
 MEMORY_HNSW_EF_SEARCH = env_int("MEMORY_HNSW_EF_SEARCH", 400, minimum=1)
-# The graph wears as memories are merged, deleted and re-embedded: its recall against exact
-# search is checked on a sample of memories (hourly job, `manage.py vector_index_health`) and
-# the graph rebuilt concurrently when it falls below MEMORY_HNSW_MIN_RECALL (0 = never).
-MEMORY_HNSW_MIN_RECALL = env_float("MEMORY_HNSW_MIN_RECALL", 0.95, minimum=0.0, maximum=1.0)
-MEMORY_HNSW_RECALL_SAMPLE = env_int("MEMORY_HNSW_RECALL_SAMPLE", 50, minimum=1)
+# The graph wears as memories are merged, deleted and re-embedded: the hourly job (and
+# `manage.py vector_index_health`) rebuilds it concurrently once the row versions lost since
+# its build reach this share of the rows in it (0 = never; docs/search.md).
+MEMORY_HNSW_REBUILD_CHURN = env_float("MEMORY_HNSW_REBUILD_CHURN", 0.25, minimum=0.0)
 _db.setdefault("OPTIONS", {})["options"] = (
     f"-c hnsw.ef_search={MEMORY_HNSW_EF_SEARCH} -c hnsw.iterative_scan=relaxed_order"
 )
