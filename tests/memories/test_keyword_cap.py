@@ -70,3 +70,27 @@ def test_terms_common_across_the_table_skip_their_own_scan_but_still_count(alice
     assert skipping[0] == every_branch[0] == "Pottery glaze for the deploy"
     assert skipping[1] == every_branch[1] == "The pottery class meets on Thursdays"
     assert len(skipping) == 5
+
+
+def test_a_term_mostly_held_by_deleted_memories_is_still_found_and_the_plan_setting_restored(
+    alice, settings
+):
+    """Term branches run without sequential scans (the table's term statistics count deleted
+    memories too); the setting is this statement's only, even inside a transaction."""
+    from django.db import connection
+
+    from memories.models import Memory
+
+    settings.MEMORY_SEARCH_TERM_CAP = 5
+    cities = ["Berlin", "Lisbon", "Osaka", "Lima", "Oslo", "Seoul"]
+    tools = ["Kafka", "Redis", "Airflow", "Grafana", "Sentry"]
+    _store(alice, [f"Team dinner in {c} after the {t} migration" for c in cities for t in tools])
+    kept = "Team dinner in Oslo after the Redis migration"
+    dinners = Memory.objects.filter(project=alice.project, content__startswith="Team dinner")
+    assert dinners.count() == 30
+    dinners.exclude(content=kept).update(deleted_at="2026-01-01T00:00:00Z")
+    _store(alice, ["The pottery class meets on Thursdays"])
+    assert _keyword(alice, "dinner") == [kept]
+    with connection.cursor() as cursor:  # the test's transaction encloses the search
+        cursor.execute("SELECT current_setting('enable_seqscan')")
+        assert cursor.fetchone()[0] == "on"
