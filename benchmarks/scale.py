@@ -178,8 +178,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="measure the graph as the ingest left it (no vector_index_health check)",
     )
+    parser.add_argument(
+        "--users",
+        type=int,
+        default=USERS,
+        help="users the memories belong to (50; more keeps each user's share at larger N)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     return parser.parse_args(argv)
+
+
+USERS = 50  # the users memories belong to (--users): near-duplicates are found within one
+
+
+def user(rng: random.Random) -> str:
+    return f"user-{rng.randrange(USERS)}"
 
 
 def fill(template: str, rng: random.Random) -> str:
@@ -205,7 +218,7 @@ def generate(n: int, rng: random.Random, start: int = 0) -> list[Any]:
         items.append(
             MemoryInput(
                 content=text,
-                user_id=f"user-{rng.randrange(50)}",
+                user_id=user(rng),
                 memory_type=rng.choice(TYPES),
                 tags=rng.sample(["ops", "team", "infra", "food", "plan", "bug", "howto"], 2),
                 metadata={"priority": rng.randrange(1, 6), "team": rng.choice(PROJECTS)},
@@ -320,6 +333,7 @@ def top_up(project: Any, args: argparse.Namespace) -> dict[str, Any]:
     latency and recall figures are read at N memories."""
     from memories.models import Memory
     from memories.services.importing import memories_import
+    from memories.services.vector_index import index_pending_vectors
     from memoryplatform.lib.actor import command
 
     live = Memory.objects.filter(project=project, deleted_at__isnull=True)
@@ -331,8 +345,14 @@ def top_up(project: Any, args: argparse.Namespace) -> dict[str, Any]:
             more = generate(int((args.n - stored) * 1.5) + 10, draws, start=args.n + generated)
             generated += len(more)
             memories_import(
-                project=project, items=more, actor=command("bench"), batch_size=args.batch
+                project=project,
+                items=more,
+                actor=command("bench"),
+                batch_size=args.batch,
+                vector_index=args.vector_index,
             )
+            if args.vector_index == "deferred":
+                index_pending_vectors(project=project)
             stored = live.count()
             print(f"  topped up: {stored} live after {args.n + generated} generated")
     return {"generated": generated, "live": stored, "seconds": round(timer.seconds, 1)}
@@ -374,7 +394,7 @@ def fresh(texts: list[str], rng: random.Random) -> list[str]:
 
 
 def filtered(rng: random.Random) -> dict[str, Any]:
-    return {"user_id": f"user-{rng.randrange(50)}", "memory_types": rng.sample(TYPES, 3)}
+    return {"user_id": user(rng), "memory_types": rng.sample(TYPES, 3)}
 
 
 def server_side(project: Any, texts: list[str], rng: random.Random) -> dict[str, Any]:
@@ -420,11 +440,7 @@ def hnsw_recall(project: Any, texts: list[str], rng: random.Random) -> dict[str,
         ranked = partial(semantic_ranked, limit=pool, min_similarity=0, user_scoped=with_filters)
         by_id, by_distance = [], []
         for vector in vectors:
-            filters = (
-                MemoryFilters(user_id=f"user-{rng.randrange(50)}")
-                if with_filters
-                else MemoryFilters()
-            )
+            filters = MemoryFilters(user_id=user(rng)) if with_filters else MemoryFilters()
             base = search_queryset(project=project, query=SearchQuery(text="x", filters=filters))
             approx = ranked(base, vector)[:10]
             with transaction.atomic(), connection.cursor() as cursor:
@@ -532,7 +548,9 @@ def wait_for_server(client: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global USERS
     args = parse_args(argv)
+    USERS = max(args.users, 1)
     setup_django("bench_search")
     from memories.models import Memory
     from tenants.models import Project

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -182,7 +183,7 @@ def vector_index_rebuild(
         try:
             changes = _table_changes()
             cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {INDEX}_new")  # a failed run's
-            with connection.schema_editor(atomic=False) as editor:
+            with _build_memory(cursor), connection.schema_editor(atomic=False) as editor:
                 editor.add_index(Memory, new, concurrently=True)
             comment = json.dumps({"changes_at_build": changes})
             cursor.execute(f"COMMENT ON INDEX {INDEX}_new IS %s", [comment])
@@ -191,6 +192,24 @@ def vector_index_rebuild(
         finally:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [_LOCK])
     return RebuildReport(m=m, ef_construction=ef, seconds=round(time.perf_counter() - started, 3))
+
+
+@contextmanager
+def _build_memory(cursor: Any) -> Iterator[None]:
+    """maintenance_work_mem raised to MEMORY_HNSW_BUILD_MEMORY_MB for this session while the
+    graph is built (kept if the session has more already), then put back."""
+    wanted = settings.MEMORY_HNSW_BUILD_MEMORY_MB
+    cursor.execute("SELECT current_setting('maintenance_work_mem')")
+    (previous,) = cursor.fetchone()
+    cursor.execute("SELECT pg_size_bytes(%s) < %s", [previous, wanted * 1024 * 1024])
+    raise_it = bool(wanted) and cursor.fetchone()[0]
+    if raise_it:
+        cursor.execute("SELECT set_config('maintenance_work_mem', %s, false)", [f"{wanted}MB"])
+    try:
+        yield
+    finally:
+        if raise_it:
+            cursor.execute("SELECT set_config('maintenance_work_mem', %s, false)", [previous])
 
 
 def vector_index_maintain(*, max_churn: float | None = None, rebuild: bool = True) -> HealthReport:

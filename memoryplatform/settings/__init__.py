@@ -142,6 +142,10 @@ MEMORY_HNSW_EF_SEARCH = env_int("MEMORY_HNSW_EF_SEARCH", 400, minimum=1)
 # `manage.py vector_index_health`) rebuilds it concurrently once the row versions lost since
 # its build reach this share of the rows in it (0 = never; docs/search.md).
 MEMORY_HNSW_REBUILD_CHURN = env_float("MEMORY_HNSW_REBUILD_CHURN", 0.25, minimum=0.0)
+# Memory a graph rebuild may use (the session's maintenance_work_mem, raised for the build
+# only, never lowered): a graph that outgrows it is built on disk, several times slower.
+# ~2 KB per 384-dim memory at m=16: 1 GB holds ~500k (0 = the server's own setting).
+MEMORY_HNSW_BUILD_MEMORY_MB = env_int("MEMORY_HNSW_BUILD_MEMORY_MB", 1024, minimum=0)
 _db.setdefault("OPTIONS", {})["options"] = (
     f"-c hnsw.ef_search={MEMORY_HNSW_EF_SEARCH} -c hnsw.iterative_scan=relaxed_order"
 )

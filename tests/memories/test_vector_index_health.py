@@ -12,6 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
+from pgvector.django import CosineDistance
 
 from memories.models import Memory
 from memories.services.content import content_hash
@@ -72,6 +73,23 @@ def test_a_rebuild_keeps_the_graph_predicate_and_its_own_parameters(model_parame
         vector_index_rebuild(m=1)
     with pytest.raises(InvalidInput):
         vector_index_rebuild(m=16, ef_construction=20)  # below 2*m
+
+
+def test_a_rebuild_has_its_build_memory_and_gives_the_session_its_own_back(settings):
+    memories(50)
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '64MB'")
+        settings.MEMORY_HNSW_BUILD_MEMORY_MB = 300
+        assert vector_index_rebuild().rebuilt
+        cursor.execute("SHOW maintenance_work_mem")
+        assert cursor.fetchone()[0] == "64MB"
+        settings.MEMORY_HNSW_BUILD_MEMORY_MB = 32  # less than the session has: left alone
+        assert vector_index_rebuild().rebuilt
+        cursor.execute("SHOW maintenance_work_mem")
+        assert cursor.fetchone()[0] == "64MB"
+        cursor.execute("RESET maintenance_work_mem")
+    search = Memory.objects.order_by(CosineDistance("embedding", [1.0] + [0.0] * 383))[:5]
+    assert len(list(search)) == 5
 
 
 # Other connections (earlier tests' servers and workers) may flush statistics of their own
