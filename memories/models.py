@@ -112,7 +112,7 @@ class Memory(models.Model):
         indexes = [
             models.Index(fields=["project", "-created_at", "-id"], name="memory_project_created"),
             models.Index(fields=["project", "user_id"], name="memory_project_user"),
-            # a user's vectors, covering: semantic search scoped to one user (the common case)
+            # a user's live vectors, covering: semantic search scoped to one user (the common case)
             # reads them index-only instead of one ~2 kB table page per memory (see migration
             # 0010). Only columns reinforcement never writes, so its updates stay HOT; the
             # embedding is fixed at 384 dims, so a tuple (~1.6 kB) fits a btree page's limit.
@@ -131,6 +131,7 @@ class Memory(models.Model):
                     "embedding",
                     "vector_pending",
                 ],
+                condition=Q(deleted_at__isnull=True),
                 name="memory_project_user_vectors",
             ),
             models.Index(fields=["project", "agent_id"], name="memory_project_agent"),
@@ -151,7 +152,14 @@ class Memory(models.Model):
             ),
             GinIndex(fields=["tags"], name="memory_tags_gin"),
             GinIndex(fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"]),
-            GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
+            # live rows only, as every read (migration 0013): merged and deleted memories
+            # (a third of the rows once consolidation has run on a repetitive import) are
+            # neither read by keyword branches nor added to the index by a soft delete
+            GinIndex(
+                fields=["search_vector"],
+                condition=Q(deleted_at__isnull=True),
+                name="memory_search_vector_gin",
+            ),
             # ef_construction 128 (pgvector's default is 64): see migration 0009. Live rows
             # only (every read is of live rows): a soft delete stays out of the graph
             # instead of inserting its new row version into it (migration 0011). Rows whose

@@ -2,6 +2,8 @@ import pgvector.django.indexes
 from django.db import migrations, models
 from django.db.models import Q
 
+from memoryplatform.db.index_swap import swap_index
+
 HNSW = "memory_embedding_hnsw"
 USER_VECTORS = "memory_project_user_vectors"
 PENDING = "memory_vector_pending"
@@ -14,24 +16,6 @@ BUILD_USER_VECTORS = (
     "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON memories_memory (project_id, user_id) "
     "INCLUDE (id, agent_id, run_id, memory_type, state, deleted_at, created_at, embedding{more})"
 )
-
-
-def _swap(name: str, build: str, old_build: str) -> list[migrations.RunSQL]:
-    """Build `name`_new beside the old index, drop the old one, rename (and back)."""
-    return [
-        migrations.RunSQL(
-            build.format(name=f"{name}_new"),
-            reverse_sql=f"DROP INDEX CONCURRENTLY IF EXISTS {name}_new",
-        ),
-        migrations.RunSQL(
-            f"DROP INDEX CONCURRENTLY IF EXISTS {name}",
-            reverse_sql=old_build.format(name=name),
-        ),
-        migrations.RunSQL(
-            f"ALTER INDEX {name}_new RENAME TO {name}",
-            reverse_sql=f"ALTER INDEX {name} RENAME TO {name}_new",
-        ),
-    ]
 
 
 class Migration(migrations.Migration):
@@ -61,12 +45,12 @@ class Migration(migrations.Migration):
         ),
         migrations.SeparateDatabaseAndState(
             database_operations=[
-                *_swap(
+                *swap_index(
                     HNSW,
                     BUILD_HNSW.replace("{pending}", " AND NOT vector_pending"),
                     BUILD_HNSW.replace("{pending}", ""),
                 ),
-                *_swap(
+                *swap_index(
                     USER_VECTORS,
                     BUILD_USER_VECTORS.replace("{more}", ", vector_pending"),
                     BUILD_USER_VECTORS.replace("{more}", ""),
