@@ -1,0 +1,159 @@
+"""What soft-deleted memories cost a search: the buffers (pages read from PostgreSQL's cache
+or disk) and the time of each mode on a store where a share of the rows is soft-deleted, as
+consolidation leaves a repetitive import, with the indexes of the schema now and of an earlier
+migration, alternated in one process.
+
+    python -m benchmarks.deleted_rows --n 40000 --deleted 0.25 --before 0012 --rounds 2
+
+The store is built directly (the scale benchmark's texts, users and types; random unit
+vectors, so no encoder is needed), then `--deleted` of its rows are soft-deleted at random and
+73% of those holding `--term` (dinner), as the session-14 store had it (docs/benchmarks.md).
+Buffer counts come from `pg_stat_database` of the benchmark's own database: they do not
+depend on what else the machine is doing, where the times do. Searches reinforce what they
+return, as in production, so each round's store has moved a little from the one before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from typing import Any
+
+from benchmarks.common import percentiles, setup_django, table, write_results
+
+MODES = (("keyword", False), ("keyword", True), ("semantic", False), ("semantic", True))
+MODES += (("hybrid", False), ("hybrid", True))
+
+
+def build(project: Any, args: argparse.Namespace) -> None:
+    import numpy as np
+    from django.db import connection
+    from django.utils import timezone
+
+    from benchmarks.scale import generate
+    from memories.models import Memory
+    from memories.services.content import content_hash
+
+    items = generate(args.n, random.Random(args.seed))
+    vectors = np.random.default_rng(args.seed).normal(size=(args.n, 384)).astype("float32")
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    for start in range(0, args.n, 2000):
+        Memory.objects.bulk_create(
+            Memory(
+                project=project,
+                content=item.content,
+                content_hash=content_hash(item.content),
+                user_id=item.user_id,
+                memory_type=item.memory_type,
+                tags=item.tags,
+                metadata=item.metadata,
+                embedding=vector.tolist(),
+            )
+            for item, vector in zip(
+                items[start : start + 2000], vectors[start : start + 2000], strict=True
+            )
+        )
+        print(f"  {min(start + 2000, args.n)}/{args.n} stored")
+    rows = Memory.objects.filter(project=project)
+    ids = list(rows.values_list("pk", flat=True))
+    random.Random(args.seed + 1).shuffle(ids)
+    gone = set(ids[: int(len(ids) * args.deleted)])
+    held = list(rows.filter(content__icontains=args.term).values_list("pk", flat=True))
+    gone |= set(held[: int(len(held) * 0.73)])
+    rows.filter(pk__in=list(gone)).update(deleted_at=timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE memories_memory")
+
+
+def buffers() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_force_next_flush()")
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute(
+            "SELECT blks_hit + blks_read FROM pg_stat_database WHERE datname = current_database()"
+        )
+        return int(cursor.fetchone()[0])
+
+
+def measure(project: Any, args: argparse.Namespace, round_: int) -> dict[str, Any]:
+    from benchmarks.scale import filtered, queries
+    from memories.selectors.filters import MemoryFilters
+    from memories.selectors.search import memory_search
+    from memories.selectors.search_types import SearchQuery
+
+    draws = random.Random(round_)
+    texts = queries(args.queries, draws) + [f"food preferences for team {args.term}s"] * 5
+    out: dict[str, Any] = {}
+    for mode, with_filters in MODES:
+        before, samples = buffers(), []
+        for text in texts:
+            filters = MemoryFilters(**filtered(draws)) if with_filters else MemoryFilters()
+            query = SearchQuery(text=text, mode=mode, filters=filters, limit=10)
+            started = time.perf_counter()
+            memory_search(project=project, query=query)
+            samples.append((time.perf_counter() - started) * 1000)
+        out[f"{mode}{' +filters' if with_filters else ''}"] = {
+            "buffers": round((buffers() - before) / len(texts), 1),
+            **percentiles(samples),
+        }
+    return out
+
+
+def migrate_to(target: str | None) -> None:
+    from django.core.management import call_command
+    from django.db import connection
+
+    call_command("migrate", "memories", *([target] if target else []), verbosity=0)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=40_000, help="memories stored")
+    parser.add_argument("--deleted", type=float, default=0.25, help="share soft-deleted")
+    parser.add_argument("--term", default="dinner", help="a term most of whose rows go")
+    parser.add_argument("--before", default="0012", help="the migration to compare with")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=3)
+    args = parser.parse_args(argv)
+    setup_django("bench_deleted_rows")
+    from memories.models import Memory
+    from tenants.models import Project
+    from tenants.services import project_create
+
+    migrate_to(None)
+    slug = f"deleted-rows-{args.n}"
+    project = Project.objects.filter(slug=slug).first()
+    if project is None or Memory.objects.filter(project=project).count() != args.n:
+        if project is not None:
+            project.delete()
+        project = project_create(slug=slug)
+        print(f"storing {args.n} memories, soft-deleting a share...")
+        build(project, args)
+    live = Memory.objects.filter(project=project, deleted_at__isnull=True).count()
+    print(f"{args.n} memories, {live} live")
+    results: dict[str, list[Any]] = {args.before: [], "now": []}
+    try:
+        for round_ in range(args.rounds):
+            for name, target in ((args.before, args.before), ("now", None)):
+                migrate_to(target)
+                results[name].append(measure(project, args, round_))
+                rows = [[k, *v.values()] for k, v in results[name][-1].items()]
+                print(f"\nround {round_ + 1}, schema {name}: per search")
+                print(table(["search", "buffers", "p50 ms", "p95 ms", "p99 ms", "n"], rows))
+    finally:
+        migrate_to(None)
+    path = write_results(
+        f"deleted-rows-{args.n}", {"args": vars(args), "live": live, "rounds": results}
+    )
+    print(f"\nresults: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
