@@ -33,6 +33,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from memories.models import Memory
+from memoryplatform.lib.db_threads import beside
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
 
@@ -77,22 +78,34 @@ def index_pending_vectors(
     *,
     project: Project | None = None,
     batch: int = BATCH,
+    workers: int | None = None,
     progress: Callable[[int], object] | None = None,
 ) -> IndexReport:
     """Put the pending vectors (one project's, or all) into the HNSW graph, `batch` rows per
-    transaction, until none is left that another run has not locked."""
+    transaction, until none is left that another run has not locked. `workers` connections
+    (MEMORY_VECTOR_INDEX_WORKERS, 2) insert at once: an insert is one backend's CPU, and
+    pgvector's graph takes concurrent inserts; inside a transaction, one."""
     sql, params = _scoped(_INDEX_SQL, project)
     params["batch"] = max(int(batch), 1)
-    started, indexed = time.perf_counter(), 0
-    while True:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            done = max(cursor.rowcount, 0)
-        if not done:
-            break
-        indexed += done
-        if progress is not None:
-            progress(done)
+    workers = settings.MEMORY_VECTOR_INDEX_WORKERS if workers is None else workers
+    if workers < 1:
+        raise InvalidInput("workers must be 1 or more", fields={"workers": ["1 or more"]})
+
+    def drain() -> int:
+        indexed = 0
+        while True:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(sql, params)
+                done = max(cursor.rowcount, 0)
+            if not done:
+                return indexed
+            indexed += done
+            if progress is not None:
+                progress(done)
+
+    started = time.perf_counter()
+    others = [beside(drain) for _ in range(workers - 1)]
+    indexed = drain() + sum(other.result() for other in others)
     return IndexReport(
         indexed=indexed,
         seconds=round(time.perf_counter() - started, 3),

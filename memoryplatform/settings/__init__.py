@@ -291,6 +291,9 @@ MEMORY_BULK_NEAR_DUPLICATES = env_choice(
 # The HNSW inserts of bulk writes: in the write (inline), or by the indexing job that follows
 # it (deferred: faster bulk writes; searches compare the waiting rows exactly meanwhile).
 MEMORY_BULK_VECTOR_INDEX = env_choice("MEMORY_BULK_VECTOR_INDEX", "inline", {"inline", "deferred"})
+# Connections the indexing job inserts deferred vectors with, at once (each insert is one
+# backend's CPU; pgvector's graph takes concurrent inserts).
+MEMORY_VECTOR_INDEX_WORKERS = env_int("MEMORY_VECTOR_INDEX_WORKERS", 2, minimum=1)
 MEMORY_CONTRADICTION_MIN_SIMILARITY = env_float(
     "MEMORY_CONTRADICTION_MIN_SIMILARITY", 0.6, minimum=0, maximum=1
 )

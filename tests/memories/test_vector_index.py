@@ -175,3 +175,30 @@ def test_import_memories_can_defer_the_vector_index(tmp_path):
     assert "2 vectors wait for the HNSW index" in out.getvalue()
     with pytest.raises(CommandError, match="invalid choice"):
         call_command("import_memories", str(path), "--vector-index=later", project="acme")
+
+
+@pytest.mark.django_db(transaction=True)  # the workers' own connections see the rows
+def test_several_workers_share_the_backlog_and_index_each_vector_once():
+    import numpy as np
+
+    from memories.services.content import content_hash
+
+    project = project_create(slug="workers")
+    vectors = np.random.default_rng(5).normal(size=(900, 384))
+    Memory.objects.bulk_create(
+        Memory(
+            project=project,
+            content=f"memory {i}",
+            content_hash=content_hash(f"memory {i}"),
+            embedding=vector.tolist(),
+            user_id="u1",
+            vector_pending=True,
+        )
+        for i, vector in enumerate(vectors)
+    )
+    seen = []
+    report = index_pending_vectors(project=project, batch=50, workers=3, progress=seen.append)
+    assert report.indexed == 900 == sum(seen) and report.pending == 0
+    assert not Memory.objects.filter(vector_pending=True).exists()
+    with pytest.raises(CommandError, match="--workers"):
+        call_command("index_vectors", workers=0, no_progress=True)

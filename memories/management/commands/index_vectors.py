@@ -1,4 +1,4 @@
-"""python manage.py index_vectors [--project SLUG] [--batch-size N] [--no-progress]"""
+"""python manage.py index_vectors [--project SLUG] [--batch-size N] [--workers N] [--no-progress]"""
 
 from __future__ import annotations
 
@@ -22,11 +22,19 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         add_project_argument(parser)
         parser.add_argument("--batch-size", type=int, default=BATCH)
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=None,
+            help="connections inserting at once (default MEMORY_VECTOR_INDEX_WORKERS, 2)",
+        )
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["batch_size"] < 1:
             raise CommandError("--batch-size must be at least 1")
+        if options["workers"] is not None and options["workers"] < 1:
+            raise CommandError("--workers must be at least 1")
         chosen = projects(options["project"]) if options["project"] else [None]
         indexed, seconds = 0, 0.0
         for project in chosen:
@@ -38,7 +46,10 @@ class Command(BaseCommand):
                 file=sys.stderr,
             ) as bar:
                 report = index_pending_vectors(
-                    project=project, batch=options["batch_size"], progress=bar.update
+                    project=project,
+                    batch=options["batch_size"],
+                    workers=options["workers"],
+                    progress=bar.update,
                 )
             indexed, seconds = indexed + report.indexed, seconds + report.seconds
         left = sum(pending_vectors(project=project) for project in chosen)
