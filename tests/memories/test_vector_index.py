@@ -21,6 +21,7 @@ from memories.services.vector_index import index_pending_vectors, pending_vector
 from memoryplatform.lib.actor import SYSTEM
 from memoryplatform.lib.vectors import vector_literal
 from tenants.services import project_create
+from tests.memories.random_vectors import random_vector_memories
 
 DOGS = "Canine behavior training tips for new owners"
 HOOKS = "React hooks let you use state in function components"
@@ -179,23 +180,8 @@ def test_import_memories_can_defer_the_vector_index(tmp_path):
 
 @pytest.mark.django_db(transaction=True)  # the workers' own connections see the rows
 def test_several_workers_share_the_backlog_and_index_each_vector_once():
-    import numpy as np
-
-    from memories.services.content import content_hash
-
     project = project_create(slug="workers")
-    vectors = np.random.default_rng(5).normal(size=(900, 384))
-    Memory.objects.bulk_create(
-        Memory(
-            project=project,
-            content=f"memory {i}",
-            content_hash=content_hash(f"memory {i}"),
-            embedding=vector.tolist(),
-            user_id="u1",
-            vector_pending=True,
-        )
-        for i, vector in enumerate(vectors)
-    )
+    random_vector_memories(project, 900, seed=5, vector_pending=True)
     seen = []
     report = index_pending_vectors(project=project, batch=50, workers=3, progress=seen.append)
     assert report.indexed == 900 == sum(seen) and report.pending == 0

@@ -7,7 +7,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from io import StringIO
 
-import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -15,7 +14,6 @@ from django.db import connection
 from pgvector.django import CosineDistance
 
 from memories.models import Memory
-from memories.services.content import content_hash
 from memories.services.vector_index import (
     vector_index_maintain,
     vector_index_parameters,
@@ -24,6 +22,7 @@ from memories.services.vector_index import (
 from memories.tasks import vector_index_health
 from memoryplatform.lib.errors import InvalidInput
 from tenants.services import project_create
+from tests.memories.random_vectors import random_vector_memories
 
 pytestmark = pytest.mark.django_db(transaction=True)  # CREATE INDEX CONCURRENTLY
 
@@ -41,20 +40,7 @@ def model_parameters_restored():
 
 
 def memories(count: int) -> list[Memory]:
-    project = project_create(slug="health")
-    rng = np.random.default_rng(3)
-    vectors = rng.normal(size=(count, 384))
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    return Memory.objects.bulk_create(
-        Memory(
-            project=project,
-            content=f"memory {i}",
-            content_hash=content_hash(f"memory {i}"),
-            embedding=vector.tolist(),
-            user_id="u1",
-        )
-        for i, vector in enumerate(vectors)
-    )
+    return random_vector_memories(project_create(slug="health"), count)
 
 
 def soft_delete(rows: list[Memory]) -> None:
