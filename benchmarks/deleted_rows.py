@@ -27,18 +27,25 @@ MODES += (("hybrid", False), ("hybrid", True))
 
 
 def build(project: Any, args: argparse.Namespace) -> None:
+    store(project, args.n, args.seed)
+    soft_delete(project, args.deleted, args.term, args.seed)
+
+
+def store(project: Any, n: int, seed: int, *, vectors: bool = True, chunk: int = 2000) -> None:
+    """n generated memories (the scale benchmark's texts, users, types, tags and metadata),
+    written directly; with random unit vectors, or none (a keyword-only store)."""
     import numpy as np
-    from django.db import connection
-    from django.utils import timezone
 
     from benchmarks.scale import generate
     from memories.models import Memory
     from memories.services.content import content_hash
 
-    items = generate(args.n, random.Random(args.seed))
-    vectors = np.random.default_rng(args.seed).normal(size=(args.n, 384)).astype("float32")
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    for start in range(0, args.n, 2000):
+    rng, draws = random.Random(seed), np.random.default_rng(seed)
+    for start in range(0, n, chunk):
+        items = generate(min(chunk, n - start), rng, start)
+        if vectors:
+            block = draws.normal(size=(len(items), 384)).astype("float32")
+            block /= np.linalg.norm(block, axis=1, keepdims=True)
         Memory.objects.bulk_create(
             Memory(
                 project=project,
@@ -48,20 +55,32 @@ def build(project: Any, args: argparse.Namespace) -> None:
                 memory_type=item.memory_type,
                 tags=item.tags,
                 metadata=item.metadata,
-                embedding=vector.tolist(),
+                embedding=block[i].tolist() if vectors else None,
             )
-            for item, vector in zip(
-                items[start : start + 2000], vectors[start : start + 2000], strict=True
-            )
+            for i, item in enumerate(items)
         )
-        print(f"  {min(start + 2000, args.n)}/{args.n} stored")
+        done = min(start + chunk, n)
+        if done % max(chunk, n // 20) < chunk or done == n:
+            print(f"  {done}/{n} stored")
+
+
+def soft_delete(project: Any, share: float, term: str, seed: int) -> None:
+    """Soft-delete `share` of the rows at random and 73% of those holding `term`, as
+    consolidation left the session-14 store; then VACUUM ANALYZE."""
+    from django.db import connection
+    from django.utils import timezone
+
+    from memories.models import Memory
+
     rows = Memory.objects.filter(project=project)
     ids = list(rows.values_list("pk", flat=True))
-    random.Random(args.seed + 1).shuffle(ids)
-    gone = set(ids[: int(len(ids) * args.deleted)])
-    held = list(rows.filter(content__icontains=args.term).values_list("pk", flat=True))
+    random.Random(seed + 1).shuffle(ids)
+    gone = set(ids[: int(len(ids) * share)])
+    held = list(rows.filter(content__icontains=term).values_list("pk", flat=True))
     gone |= set(held[: int(len(held) * 0.73)])
-    rows.filter(pk__in=list(gone)).update(deleted_at=timezone.now())
+    gone_ids = list(gone)
+    for start in range(0, len(gone_ids), 20000):
+        rows.filter(pk__in=gone_ids[start : start + 20000]).update(deleted_at=timezone.now())
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE memories_memory")
 

@@ -154,9 +154,12 @@ class Memory(models.Model):
             GinIndex(fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"]),
             # live rows only, as every read (migration 0013): merged and deleted memories
             # (a third of the rows once consolidation has run on a repetitive import) are
-            # neither read by keyword branches nor added to the index by a soft delete
+            # neither read by keyword branches nor added to the index by a soft delete. The
+            # project and the scope columns (btree_gin, migration 0014) let a search scoped to
+            # one user, agent or run intersect its rows with a term's inside the index
+            # instead of reading the term's matches in every project and scope.
             GinIndex(
-                fields=["search_vector"],
+                fields=["project", "user_id", "agent_id", "run_id", "search_vector"],
                 condition=Q(deleted_at__isnull=True),
                 name="memory_search_vector_gin",
             ),

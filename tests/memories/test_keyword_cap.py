@@ -94,3 +94,31 @@ def test_a_term_mostly_held_by_deleted_memories_is_still_found_and_the_plan_sett
     with connection.cursor() as cursor:  # the test's transaction encloses the search
         cursor.execute("SELECT current_setting('enable_seqscan')")
         assert cursor.fetchone()[0] == "on"
+
+
+def test_a_scoped_search_finds_its_scope_s_matches_of_a_term_other_scopes_hold_many_times(
+    alice, settings
+):
+    """The keyword index holds the project and the scope columns beside the words (migration
+    0014): a user's, agent's or run's search intersects them in the index, over the term cap
+    elsewhere and with memories whose other scope columns are empty."""
+    settings.MEMORY_SEARCH_TERM_CAP = 5
+    others = [
+        MemoryInput(content=f"Deploy note {i} for the staging cluster", user_id=f"u{i % 7 + 2}")
+        for i in range(60)
+    ]
+    others += [MemoryInput(content=f"Deploy step {i}", agent_id="bot-b") for i in range(20)]
+    memories_create_bulk(project=alice.project, items=others, actor=SYSTEM)
+    ours = [
+        MemoryInput(content="Deploy the invoices service on Fridays", user_id="u1"),
+        MemoryInput(content="Deploy freeze during the audit", agent_id="bot-a"),
+        MemoryInput(content="Deploy window agreed in the retro", run_id="retro-7"),
+    ]
+    memories_create_bulk(project=alice.project, items=ours, actor=SYSTEM)
+    assert _keyword(alice, "deploy") == ["Deploy the invoices service on Fridays"]
+    assert _keyword(alice, "deploy", user_id=None, agent_id="bot-a") == [
+        "Deploy freeze during the audit"
+    ]
+    assert _keyword(alice, "deploy staging", user_id=None, run_id="retro-7") == [
+        "Deploy window agreed in the retro"
+    ]

@@ -1,0 +1,107 @@
+"""Keyword search on a large store: the pages read (buffers) and the time of each keyword
+search, with and without filters, with the indexes of the schema now and of an earlier
+migration, alternated in one process.
+
+    python -m benchmarks.keyword_scale --n 1000000 --users 500 --before 0013 --rounds 2
+
+The store is keyword-only: the scale benchmark's generated memories written directly, without
+vectors (no encoder, no graph: a million rows are stored in minutes), `--deleted` of them
+soft-deleted at random as consolidation leaves a repetitive import. The filtered searches are
+the scale benchmark's (one user, three memory types). Buffer counts come from
+`pg_stat_database` of the benchmark's own database: they do not depend on what else the
+machine is doing, where the times do. The searches reinforce what they return, as in
+production.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from typing import Any
+
+from benchmarks.common import percentiles, setup_django, table, write_results
+
+
+def measure(project: Any, texts: list[str], with_filters: bool, seed: int) -> dict[str, Any]:
+    from benchmarks.deleted_rows import buffers
+    from benchmarks.scale import filtered
+    from memories.selectors.filters import MemoryFilters
+    from memories.selectors.search import memory_search
+    from memories.selectors.search_types import SearchQuery
+
+    draws = random.Random(seed)
+    before, samples = buffers(), []
+    for text in texts:
+        filters = MemoryFilters(**filtered(draws)) if with_filters else MemoryFilters()
+        query = SearchQuery(text=text, mode="keyword", filters=filters, limit=10)
+        started = time.perf_counter()
+        memory_search(project=project, query=query)
+        samples.append((time.perf_counter() - started) * 1000)
+    return {"buffers": round((buffers() - before) / len(texts), 1), **percentiles(samples)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=1_000_000, help="memories stored")
+    parser.add_argument("--users", type=int, default=500)
+    parser.add_argument("--deleted", type=float, default=0.15, help="share soft-deleted")
+    parser.add_argument("--term", default="dinner", help="a term most of whose rows go")
+    parser.add_argument("--before", default="0013", help="the migration to compare with")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--build-only", action="store_true")
+    args = parser.parse_args(argv)
+    setup_django("bench_keyword_scale")
+    from benchmarks import scale
+    from benchmarks.deleted_rows import migrate_to, soft_delete, store
+    from memories.models import Memory
+    from memories.selectors.search import keyword
+    from tenants.models import Project
+    from tenants.services import project_create
+
+    migrate_to(None)
+    scale.USERS = args.users
+    slug = f"keyword-scale-{args.n}"
+    project = Project.objects.filter(slug=slug).first()
+    if project is None or Memory.objects.filter(project=project).count() != args.n:
+        if project is not None:
+            project.delete()
+        project = project_create(slug=slug)
+        print(f"storing {args.n} memories without vectors, soft-deleting {args.deleted:.0%}...")
+        started = time.perf_counter()
+        store(project, args.n, args.seed, vectors=False, chunk=5000)
+        soft_delete(project, args.deleted, args.term, args.seed)
+        print(f"  built in {time.perf_counter() - started:.0f} s")
+    live = Memory.objects.filter(project=project, deleted_at__isnull=True).count()
+    print(f"{args.n} memories, {live} live")
+    if args.build_only:
+        return 0
+    texts = scale.queries(args.queries, random.Random(args.seed))
+    results: dict[str, list[Any]] = {args.before: [], "now": []}
+    try:
+        for round_ in range(args.rounds):
+            for name, target in ((args.before, args.before), ("now", None)):
+                migrate_to(target)
+                for text in texts[:20]:  # warm the caches after the index swap
+                    keyword.keyword_ranked(Memory.objects.filter(project=project), text, limit=10)
+                figures = {
+                    label: measure(project, texts, with_filters, round_)
+                    for label, with_filters in (("keyword", False), ("keyword +filters", True))
+                }
+                results[name].append(figures)
+                print(f"\nround {round_ + 1}, schema {name}: per search")
+                rows = [[k, *v.values()] for k, v in figures.items()]
+                print(table(["search", "buffers", "p50 ms", "p95 ms", "p99 ms", "n"], rows))
+    finally:
+        migrate_to(None)
+    path = write_results(
+        f"keyword-scale-{args.n}", {"args": vars(args), "live": live, "rounds": results}
+    )
+    print(f"\nresults: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
