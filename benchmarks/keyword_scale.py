@@ -7,7 +7,9 @@ migration, alternated in one process.
 The store is keyword-only: the scale benchmark's generated memories written directly, without
 vectors (no encoder, no graph: a million rows are stored in minutes), `--deleted` of them
 soft-deleted at random as consolidation leaves a repetitive import. The filtered searches are
-the scale benchmark's (one user, three memory types). Buffer counts come from
+the scale benchmark's (one user, three memory types). A second, small project (`--small`,
+2,000 memories) shares the table, as a new tenant does a large deployment's, and is searched
+the same ways. Buffer counts come from
 `pg_stat_database` of the benchmark's own database: they do not depend on what else the
 machine is doing, where the times do. The searches reinforce what they return, as in
 production.
@@ -41,6 +43,28 @@ def measure(project: Any, texts: list[str], with_filters: bool, seed: int) -> di
     return {"buffers": round((buffers() - before) / len(texts), 1), **percentiles(samples)}
 
 
+def ensure_store(slug: str, n: int, seed: int, deleted: float, args: argparse.Namespace) -> Any:
+    """The project `slug` holding n generated memories (`deleted` of them soft-deleted), built
+    when it is missing or of another size."""
+    from benchmarks.deleted_rows import soft_delete, store
+    from memories.models import Memory
+    from tenants.models import Project
+    from tenants.services import project_create
+
+    project = Project.objects.filter(slug=slug).first()
+    if project is not None and Memory.objects.filter(project=project).count() == n:
+        return project
+    if project is not None:
+        project.delete()
+    project = project_create(slug=slug)
+    print(f"storing {n} memories without vectors in {slug}, soft-deleting {deleted:.0%}...")
+    started = time.perf_counter()
+    store(project, n, seed, vectors=False, chunk=5000)
+    soft_delete(project, deleted, args.term, seed)
+    print(f"  built in {time.perf_counter() - started:.0f} s")
+    return project
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1_000_000, help="memories stored")
@@ -51,31 +75,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--small", type=int, default=2000, help="memories of the small tenant")
     parser.add_argument("--build-only", action="store_true")
     args = parser.parse_args(argv)
     setup_django("bench_keyword_scale")
     from benchmarks import scale
-    from benchmarks.deleted_rows import migrate_to, soft_delete, store
+    from benchmarks.deleted_rows import migrate_to
     from memories.models import Memory
     from memories.selectors.search import keyword
-    from tenants.models import Project
-    from tenants.services import project_create
 
     migrate_to(None)
     scale.USERS = args.users
-    slug = f"keyword-scale-{args.n}"
-    project = Project.objects.filter(slug=slug).first()
-    if project is None or Memory.objects.filter(project=project).count() != args.n:
-        if project is not None:
-            project.delete()
-        project = project_create(slug=slug)
-        print(f"storing {args.n} memories without vectors, soft-deleting {args.deleted:.0%}...")
-        started = time.perf_counter()
-        store(project, args.n, args.seed, vectors=False, chunk=5000)
-        soft_delete(project, args.deleted, args.term, args.seed)
-        print(f"  built in {time.perf_counter() - started:.0f} s")
+    project = ensure_store(f"keyword-scale-{args.n}", args.n, args.seed, args.deleted, args)
+    small = ensure_store(f"keyword-scale-small-{args.small}", args.small, args.seed + 1, 0.0, args)
     live = Memory.objects.filter(project=project, deleted_at__isnull=True).count()
-    print(f"{args.n} memories, {live} live")
+    print(f"{args.n} memories, {live} live; a small tenant of {args.small} beside them")
     if args.build_only:
         return 0
     texts = scale.queries(args.queries, random.Random(args.seed))
@@ -87,8 +101,11 @@ def main(argv: list[str] | None = None) -> int:
                 for text in texts[:20]:  # warm the caches after the index swap
                     keyword.keyword_ranked(Memory.objects.filter(project=project), text, limit=10)
                 figures = {
-                    label: measure(project, texts, with_filters, round_)
-                    for label, with_filters in (("keyword", False), ("keyword +filters", True))
+                    f"{label}{' +filters' if with_filters else ''}": measure(
+                        tenant, texts, with_filters, round_
+                    )
+                    for label, tenant in (("keyword", project), ("small tenant", small))
+                    for with_filters in (False, True)
                 }
                 results[name].append(figures)
                 print(f"\nround {round_ + 1}, schema {name}: per search")

@@ -40,8 +40,30 @@ class MemoryState(models.TextChoices):
 
 
 class MemoryQuerySet(models.QuerySet["Memory"]):
-    def for_project(self, project: Project) -> MemoryQuerySet:
-        return self.filter(project=project)
+    def for_project(self, project: Project, *, as_array: bool = False) -> MemoryQuerySet:
+        """The project's memories. `as_array` writes the condition `project_id =
+        ANY(ARRAY[id]::bigint[])`, which the keyword index can use (search reads this way).
+
+        The keyword GIN index holds the project beside the words (btree_gin, migration 0014),
+        but `project_id = %s` binds a small id as a smallint, and btree_gin's bigint operator
+        class has no cross-type equality: a small tenant's keyword branch then read a common
+        term's matches in every project and ANDed them with its own rows (4.4 ms for
+        `analyt & team` in a project of 2,000 memories beside one of 800k; 0.28 ms through the
+        index's project entries). A plain `= id::bigint` made the planner intersect the
+        project's entries for the large project too, where they are most of the index (3.7
+        against 0.9 ms for one user's branch); costed as an array, they are used when short.
+        B-tree indexes take either form alike."""
+        if not as_array:
+            return self.filter(project=project)
+        return self.filter(
+            models.Func(
+                F("project_id"),
+                models.Value([project.pk]),
+                template="(%(expressions)s::bigint[]))",
+                arg_joiner=" = ANY(",
+                output_field=models.BooleanField(),
+            )
+        )
 
     def alive(self) -> MemoryQuerySet:
         """Not soft-deleted: what every read sees."""

@@ -22,7 +22,7 @@ from entities.models import Entity, EntityMemory, Relation
 from entities.selectors.traversal import RelationFilter, entity_reach
 from entities.services.entities import normalize_name
 from entities.services.extraction import STOPWORDS
-from memories.models import Memory
+from memories.selectors.memories import project_memory_count
 from memories.selectors.search_types import SearchHit, SearchQuery
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
@@ -94,13 +94,9 @@ def specificity(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
     is checked against its memory). An entity in one memory weighs 1; one in every memory
     (a chat's speaker, the user) weighs nothing, like a stop word. N and each df are
     remembered for SPECIFICITY_TTL seconds: they are weights, and counting a large project's
-    memories on every search would cost more than the rest of the boost (13 ms at 100k).
-    N is remembered longer in a large project (`_total_ttl`)."""
-    key = f"graph:live-memories:{project.pk}"
-    total = cache.get(key)
-    if total is None:
-        total = Memory.objects.filter(project=project).count()
-        cache.set(key, total, _total_ttl(total))
+    memories on every search would cost more than the rest of the boost (13 ms at 100k);
+    N is the count `project_memory_count` remembers."""
+    total = project_memory_count(project=project)
     if total <= 1:
         return dict.fromkeys(entity_ids, 1.0)
     keys = {pk: f"graph:entity-memories:{project.pk}:{pk}" for pk in entity_ids}
@@ -120,14 +116,6 @@ def specificity(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
     return {
         pk: min(1.0, math.log(total / max(1, counts[pk])) / math.log(total)) for pk in entity_ids
     }
-
-
-def _total_ttl(total: int) -> int:
-    """How long a project's memory count is remembered: SPECIFICITY_TTL per 10,000 memories,
-    up to 10 minutes. Counting 154k rows took 18-25 ms, once a minute in every process; in ten
-    minutes a large project grows by a small share of N, and a weight ln(N / df) / ln(N)
-    moves by less (N +10% moves it by under 0.01 at 100k)."""
-    return min(SPECIFICITY_TTL * max(1, total // 10_000), 600)
 
 
 def entity_scores(

@@ -122,3 +122,36 @@ def test_a_scoped_search_finds_its_scope_s_matches_of_a_term_other_scopes_hold_m
     assert _keyword(alice, "deploy staging", user_id=None, run_id="retro-7") == [
         "Deploy window agreed in the retro"
     ]
+
+
+def test_a_small_tenant_beside_a_large_one_searches_its_own_memories_through_the_index(
+    alice, bob
+):
+    """A project holding a small share of the table names itself in the form the keyword
+    index can use (its entries beside the words); a large one does not. Either way a search
+    sees its own project's memories only."""
+    from django.db import connection
+
+    from memories.selectors import memories as selectors
+    from memories.selectors.filters import MemoryFilters
+    from memories.selectors.search import search_queryset
+    from memories.selectors.search_types import SearchQuery
+
+    cities = ["Berlin", "Lisbon", "Osaka", "Lima", "Oslo", "Seoul", "Austin", "Toronto"]
+    tools = ["Kafka", "Redis", "Airflow", "Grafana", "Sentry", "Celery", "Vault", "Consul"]
+    days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
+    large = [f"Deploy {t} to {c} on {d}" for c in cities for t in tools for d in days]
+    _store(alice, large)
+    _store(bob, ["Deploy the invoices service on Fridays", "Lunch at the noodle place"])
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+    selectors._table_rows.clear()
+
+    def sql(tenant):
+        query = SearchQuery(text="deploy", filters=MemoryFilters(user_id="u1"))
+        return str(search_queryset(project=tenant.project, query=query).query)
+
+    assert "= ANY(" in sql(bob) and "= ANY(" not in sql(alice)
+    assert _keyword(bob, "deploy Kafka") == ["Deploy the invoices service on Fridays"]
+    assert _keyword(bob, "deploy", user_id=None) == ["Deploy the invoices service on Fridays"]
+    assert all(text.startswith("Deploy Kafka") for text in _keyword(alice, "deploy Kafka"))

@@ -14,7 +14,7 @@ from django.utils.module_loading import import_string
 
 from memories.models import Memory
 from memories.selectors.filters import apply_filters, effective_confidence
-from memories.selectors.memories import memory_queryset
+from memories.selectors.memories import memory_queryset, project_share
 from memories.selectors.search_types import SearchHit, SearchQuery
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
@@ -59,8 +59,18 @@ class SearchResult:
 
 
 def search_queryset(*, project: Project, query: SearchQuery) -> QuerySet[Memory]:
-    """The project's live memories matching the query's filters, with effective_confidence."""
-    return apply_filters(memory_queryset(project=project), query.filters, project=project)
+    """The project's live memories matching the query's filters, with effective_confidence.
+    A project holding at most SMALL_PROJECT_SHARE of the table is named in the form the
+    keyword index can use (`MemoryQuerySet.for_project`): at 2,000 memories beside 800k its
+    keyword searches took p50 / p95 9.5 / 13.9 ms, 6.1 / 6.9 so. A larger project is not:
+    its entries are much of the index, and the planner, using them, took 16 / 28 ms against
+    11.7 / 20.4 for the whole-project searches of one holding 80% of the table."""
+    small = project_share(project=project) <= SMALL_PROJECT_SHARE
+    memories = memory_queryset(project=project, as_array=small)
+    return apply_filters(memories, query.filters, project=project)
+
+
+SMALL_PROJECT_SHARE = 0.1
 
 
 def candidate_count(query: SearchQuery) -> int:
