@@ -142,7 +142,10 @@ class _Power(Func):
 
 
 class _EpochSeconds(Func):
-    template = "EXTRACT(EPOCH FROM %(expressions)s)"
+    # float8, not the numeric EXTRACT returns: the decay is computed for every row an exact
+    # ranking reads (a small project's semantic search ranks all its memories), and in numeric
+    # it cost ~5.5 us a row: 2,000 memories 15.1 -> 3.8 ms.
+    template = "EXTRACT(EPOCH FROM %(expressions)s)::float8"
     output_field = FloatField()
 
 

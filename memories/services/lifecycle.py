@@ -61,7 +61,7 @@ CROSS JOIN LATERAL (
                (m.importance * EXP(-%(rate)s * d.days) + LN(1 + m.access_count) * %(boost)s)
                * m.confidence)) AS raw
     FROM (SELECT GREATEST(0.0, EXTRACT(EPOCH FROM (%(now)s - COALESCE(m.last_accessed_at,
-          m.created_at))) / 86400.0)::float8 AS days) d
+          m.created_at)))::float8 / 86400.0) AS days) d
 ) s
 """
 
