@@ -5,6 +5,7 @@ HTTP; HNSW recall@10 against exact search; ingest throughput against the raw enc
     python -m benchmarks.scale --n 100000 --reuse        # search again without re-ingesting
     python -m benchmarks.scale --n 100000 --near-duplicates consolidation  # then consolidate
     python -m benchmarks.scale --n 100000 --vector-index deferred  # then index the vectors
+    python -m benchmarks.scale --n 100000 --reuse --small 2000  # and a small tenant beside
 
 N synthetic memories are generated from varied templates (people, projects, tools, places,
 times; 10 memory types, tags, metadata, 50 users), stored through `memories_import` (bulk
@@ -188,6 +189,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         default=USERS,
         help="users the memories belong to (50; more keeps each user's share at larger N)",
+    )
+    parser.add_argument(
+        "--small",
+        type=int,
+        default=0,
+        help="also store a small tenant of this many memories beside the N (default writes) "
+        "and measure its searches server-side",
     )
     parser.add_argument("--seed", type=int, default=7)
     return parser.parse_args(argv)
@@ -421,6 +429,31 @@ def server_side(project: Any, texts: list[str], rng: random.Random) -> dict[str,
     return out
 
 
+def small_tenant(args: argparse.Namespace, texts: list[str], rng: random.Random) -> dict[str, Any]:
+    """A small project beside the large one, as a new customer of a large deployment: `--small`
+    generated memories stored with the default writes (once; kept between runs), then the
+    server-side searches of every mode for it."""
+    from memories.models import Memory
+    from memories.services.importing import memories_import
+    from memoryplatform.lib.actor import command
+    from tenants.models import Project
+    from tenants.services import project_create
+
+    slug = f"scale-small-{args.small}"
+    project = Project.objects.filter(slug=slug).first()
+    if project is None or not Memory.objects.filter(project=project).exists():
+        project = project or project_create(slug=slug)
+        print(f"storing a small tenant of {args.small} memories...")
+        items = generate(args.small, random.Random(args.seed + 3), start=10**9)
+        memories_import(project=project, items=items, actor=command("bench"))
+        settle()
+    live = Memory.objects.filter(project=project, deleted_at__isnull=True).count()
+    out = server_side(project, texts, rng)
+    print(f"\nserver-side latency, a small tenant of {live} memories beside them (ms)")
+    print(table(["search", "p50", "p95", "p99", "n"], [[k, *v.values()] for k, v in out.items()]))
+    return {"memories": live, **out}
+
+
 def hnsw_recall(project: Any, texts: list[str], rng: random.Random) -> dict[str, float]:
     """HNSW top 10 against the exact top 10 (same filters), averaged over the queries, two ways:
     `ids`, the overlap of the two id sets; `distance`, ann-benchmarks' definition, where a
@@ -594,6 +627,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         table(["search", "p50", "p95", "p99", "n"], [[k, *v.values()] for k, v in server.items()])
     )
+    small = small_tenant(args, texts, rng) if args.small else {}
     recall = hnsw_recall(project, recall_texts, random.Random(args.seed + 2))
     print(f"\nHNSW recall@10 vs exact: {recall}")
     http = {}
@@ -612,6 +646,7 @@ def main(argv: list[str] | None = None) -> int:
             "http_ms": http,
             "hnsw_recall_at_10": recall,
             "index_health": health,
+            "small_tenant_server_ms": small,
         },
     )
     print(f"\nresults: {path}")
