@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 from benchmarks.common import percentiles, setup_django, table, write_results
@@ -130,6 +131,26 @@ def migrate_to(target: str | None) -> None:
         cursor.execute("ANALYZE memories_memory")
 
 
+def alternate_schemas(
+    before: str, rounds: int, run: Callable[[int], dict[str, Any]]
+) -> dict[str, list[Any]]:
+    """{schema: [figures of each round]}: each round `run(round)` on the indexes of migration
+    `before` of the memories app, then on the latest, each table printed; the latest schema
+    is restored at the end, whatever happens."""
+    results: dict[str, list[Any]] = {before: [], "now": []}
+    try:
+        for round_ in range(rounds):
+            for name, target in ((before, before), ("now", None)):
+                migrate_to(target)
+                results[name].append(run(round_))
+                rows = [[k, *v.values()] for k, v in results[name][-1].items()]
+                print(f"\nround {round_ + 1}, schema {name}: per search")
+                print(table(["search", "buffers", "p50 ms", "p95 ms", "p99 ms", "n"], rows))
+    finally:
+        migrate_to(None)
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=40_000, help="memories stored")
@@ -156,17 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         build(project, args)
     live = Memory.objects.filter(project=project, deleted_at__isnull=True).count()
     print(f"{args.n} memories, {live} live")
-    results: dict[str, list[Any]] = {args.before: [], "now": []}
-    try:
-        for round_ in range(args.rounds):
-            for name, target in ((args.before, args.before), ("now", None)):
-                migrate_to(target)
-                results[name].append(measure(project, args, round_))
-                rows = [[k, *v.values()] for k, v in results[name][-1].items()]
-                print(f"\nround {round_ + 1}, schema {name}: per search")
-                print(table(["search", "buffers", "p50 ms", "p95 ms", "p99 ms", "n"], rows))
-    finally:
-        migrate_to(None)
+    results = alternate_schemas(args.before, args.rounds, lambda r: measure(project, args, r))
     path = write_results(
         f"deleted-rows-{args.n}", {"args": vars(args), "live": live, "rounds": results}
     )

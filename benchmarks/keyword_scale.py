@@ -22,7 +22,7 @@ import random
 import time
 from typing import Any
 
-from benchmarks.common import percentiles, setup_django, table, write_results
+from benchmarks.common import percentiles, setup_django, write_results
 
 
 def measure(project: Any, texts: list[str], with_filters: bool, seed: int) -> dict[str, Any]:
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     setup_django("bench_keyword_scale")
     from benchmarks import scale
-    from benchmarks.deleted_rows import migrate_to
+    from benchmarks.deleted_rows import alternate_schemas, migrate_to
     from memories.models import Memory
     from memories.selectors.search import keyword
 
@@ -93,26 +93,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.build_only:
         return 0
     texts = scale.queries(args.queries, random.Random(args.seed))
-    results: dict[str, list[Any]] = {args.before: [], "now": []}
-    try:
-        for round_ in range(args.rounds):
-            for name, target in ((args.before, args.before), ("now", None)):
-                migrate_to(target)
-                for text in texts[:20]:  # warm the caches after the index swap
-                    keyword.keyword_ranked(Memory.objects.filter(project=project), text, limit=10)
-                figures = {
-                    f"{label}{' +filters' if with_filters else ''}": measure(
-                        tenant, texts, with_filters, round_
-                    )
-                    for label, tenant in (("keyword", project), ("small tenant", small))
-                    for with_filters in (False, True)
-                }
-                results[name].append(figures)
-                print(f"\nround {round_ + 1}, schema {name}: per search")
-                rows = [[k, *v.values()] for k, v in figures.items()]
-                print(table(["search", "buffers", "p50 ms", "p95 ms", "p99 ms", "n"], rows))
-    finally:
-        migrate_to(None)
+
+    def run(round_: int) -> dict[str, Any]:
+        for text in texts[:20]:  # warm the caches after the index swap
+            keyword.keyword_ranked(Memory.objects.filter(project=project), text, limit=10)
+        return {
+            f"{label}{' +filters' if with_filters else ''}": measure(
+                tenant, texts, with_filters, round_
+            )
+            for label, tenant in (("keyword", project), ("small tenant", small))
+            for with_filters in (False, True)
+        }
+
+    results = alternate_schemas(args.before, args.rounds, run)
     path = write_results(
         f"keyword-scale-{args.n}", {"args": vars(args), "live": live, "rounds": results}
     )
