@@ -124,9 +124,7 @@ def test_a_scoped_search_finds_its_scope_s_matches_of_a_term_other_scopes_hold_m
     ]
 
 
-def test_a_small_tenant_beside_a_large_one_searches_its_own_memories_through_the_index(
-    alice, bob
-):
+def test_a_small_tenant_beside_a_large_one_searches_its_own_memories_through_the_index(alice, bob):
     """A project holding a small share of the table names itself in the form the keyword
     index can use (its entries beside the words); a large one does not. Either way a search
     sees its own project's memories only."""

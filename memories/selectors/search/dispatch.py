@@ -58,19 +58,26 @@ class SearchResult:
     budget_exhausted: bool  # true when the budget, not the limit, ended the page
 
 
+# A project holding at most this share of the memories table is named in the form the keyword
+# index can use (see search_queryset).
+SMALL_PROJECT_SHARE = 0.5
+
+
 def search_queryset(*, project: Project, query: SearchQuery) -> QuerySet[Memory]:
     """The project's live memories matching the query's filters, with effective_confidence.
+
     A project holding at most SMALL_PROJECT_SHARE of the table is named in the form the
-    keyword index can use (`MemoryQuerySet.for_project`): at 2,000 memories beside 800k its
-    keyword searches took p50 / p95 9.5 / 13.9 ms, 6.1 / 6.9 so. A larger project is not:
-    its entries are much of the index, and the planner, using them, took 16 / 28 ms against
-    11.7 / 20.4 for the whole-project searches of one holding 80% of the table."""
+    keyword index can use (`MemoryQuerySet.for_project`), and the planner then uses the
+    project's entries where they are short. Beside a project of 800k (keyword searches,
+    p50 / p95 ms): a project of 2,000 went from 9.1-9.3 / 13.9-14.1 to 6.0-6.1 / 6.7-6.9, one
+    of 80,000 from 12.1 / 36-38 to 6.8-6.9 / 8.3-8.6, one of 250,000 (19% of the table) from
+    23.1-23.4 / 94-95 to 8.6 / 12.0-12.1. For the 800k project itself (75-80% of the table)
+    the same form was slower: 15.2-16.0 / 25.8-28.2 against 11.0-11.7 / 20.4-26.9, and a
+    user's searches 8.9 / 10.5-11.3 against 6.3-6.5 / 7.6-7.8. The crossover lies between;
+    half the table errs towards the form whose misses cost less."""
     small = project_share(project=project) <= SMALL_PROJECT_SHARE
     memories = memory_queryset(project=project, as_array=small)
     return apply_filters(memories, query.filters, project=project)
-
-
-SMALL_PROJECT_SHARE = 0.1
 
 
 def candidate_count(query: SearchQuery) -> int:
