@@ -150,6 +150,14 @@ def test_a_small_tenant_beside_a_large_one_searches_its_own_memories_through_the
         return str(search_queryset(project=tenant.project, query=query).query)
 
     assert "= ANY(" in sql(bob) and "= ANY(" not in sql(alice)
+    # a term common in the large tenant is not common in the small one: all its branches run
+    from memories.selectors.search import keyword
+
+    keyword._term_stats.clear()
+    lexemes = keyword.query_lexemes("deploy on Monday")
+    large, small = (selectors.project_share(project=t.project) for t in (alice, bob))
+    assert keyword._skipped_terms(lexemes, 3, "default", large)
+    assert not keyword._skipped_terms(lexemes, 3, "default", small)
     assert _keyword(bob, "deploy Kafka") == ["Deploy the invoices service on Fridays"]
     assert _keyword(bob, "deploy", user_id=None) == ["Deploy the invoices service on Fridays"]
     assert all(text.startswith("Deploy Kafka") for text in _keyword(alice, "deploy Kafka"))

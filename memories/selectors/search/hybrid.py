@@ -28,6 +28,7 @@ from typing import Any
 from django.conf import settings
 
 from memories.models import Memory
+from memories.selectors.memories import project_share
 from memories.selectors.search.dispatch import candidate_count, resolve_boosts, search_queryset
 from memories.selectors.search.keyword import keyword_ranked
 from memories.selectors.search.semantic import (
@@ -66,7 +67,11 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
 
     semantic_soon = beside(semantic_side)
     keyword = keyword_ranked(
-        queryset, query.text, limit=pool, match=query.options.get("keyword_match", "any")
+        queryset,
+        query.text,
+        limit=pool,
+        match=query.options.get("keyword_match", "any"),
+        share=project_share(project=project),
     )
     boosts = _prepare_boosts(project, query) if _boosted(query) else []
     semantic = semantic_soon.result()

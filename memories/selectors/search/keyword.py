@@ -29,6 +29,7 @@ from django.db import connection, connections, transaction
 from django.db.models import BooleanField, F, FloatField, Func, QuerySet, Value
 
 from memories.models import TEXT_SEARCH_CONFIG, Memory
+from memories.selectors.memories import project_share
 from memories.selectors.search.dispatch import (
     candidate_columns,
     candidate_count,
@@ -58,15 +59,21 @@ class RankCD(Func):
 
 
 def keyword_ranked(
-    queryset: QuerySet[Memory], text: str, *, limit: int, match: str = "any"
+    queryset: QuerySet[Memory],
+    text: str,
+    *,
+    limit: int,
+    match: str = "any",
+    share: float = 1.0,
 ) -> list[tuple[Memory, float]]:
-    """(memory, score) for the best `limit` matches of `text` within `queryset`."""
+    """(memory, score) for the best `limit` matches of `text` within `queryset`, the memories
+    of a project holding `share` of the table (`project_share`)."""
     if match == "all" or _WEBSEARCH_SYNTAX.search(text):
         return _strict_ranked(queryset, text, limit=limit)
     lexemes = query_lexemes(text)
     if not lexemes:
         return []
-    return _idf_ranked(queryset, lexemes, limit=limit)
+    return _idf_ranked(queryset, lexemes, limit=limit, share=share)
 
 
 def _strict_ranked(
@@ -92,7 +99,7 @@ def query_lexemes(text: str) -> list[str]:
 
 
 def _idf_ranked(
-    queryset: QuerySet[Memory], lexemes: list[str], *, limit: int
+    queryset: QuerySet[Memory], lexemes: list[str], *, limit: int, share: float = 1.0
 ) -> list[tuple[Memory, float]]:
     """(memory, Σ idf(term) over the query terms it contains) for the top `limit`, best
     first, each memory loaded with the candidate fields (and effective_confidence when the
@@ -105,7 +112,7 @@ def _idf_ranked(
     as its share of the candidates. The tie-break (`ts_rank_cd`) runs on the best rows only.
     """
     cap = settings.MEMORY_SEARCH_TERM_CAP
-    skipped = _skipped_terms(lexemes, cap, queryset.db)
+    skipped = _skipped_terms(lexemes, cap, queryset.db, share)
     # The filtered queryset is compiled once; the branches are plain SQL around it (PostgreSQL
     # pulls the subquery up, so each branch is one GIN scan with the filters): compiling a
     # queryset per branch with a flag per term cost more in Python than the statement itself.
@@ -191,16 +198,18 @@ def _without_sequential_scans(using: str) -> Iterator[Any]:
             cursor.execute("SELECT set_config('enable_seqscan', %s, true)", [previous])
 
 
-def _skipped_terms(lexemes: list[str], cap: int, using: str) -> set[int]:
-    """The terms whose own branch is not run: those the whole table holds more than
-    COMMON_TERM_FACTOR × cap times (PostgreSQL's statistics; a GIN scan builds and sorts a
-    bitmap of every match before the branch's LIMIT applies, ~2 ms for 13k matches, and the
-    branch would read under 5% of them anyway). The least common of them keeps its branch
-    (the rarer terms may match nothing), the others' memories still come in through it,
-    the other branches and the all-terms one."""
+def _skipped_terms(lexemes: list[str], cap: int, using: str, share: float = 1.0) -> set[int]:
+    """The terms whose own branch is not run: those the project (`share` of the table) is
+    expected to hold more than COMMON_TERM_FACTOR × cap times (PostgreSQL's statistics of the
+    whole table × share; a GIN scan builds and sorts a bitmap of every match before the
+    branch's LIMIT applies, ~2 ms for 13k matches, and the branch would read under 5% of them
+    anyway). The least common of them keeps its branch (the rarer terms may match nothing),
+    the others' memories still come in through it, the other branches and the all-terms one.
+    A small tenant's terms are seldom common in it, whatever a large tenant holds: its
+    branches, which read its own entries of the index, all run and its scores are exact."""
     if len(lexemes) < 2:
         return set()
-    rows = _term_rows(using)
+    rows = {lexeme: count * share for lexeme, count in _term_rows(using).items()}
     common = {
         i for i, lexeme in enumerate(lexemes) if rows.get(lexeme, 0) > COMMON_TERM_FACTOR * cap
     }
@@ -246,6 +255,7 @@ def keyword_search(*, project: Project, query: MemorySearchQuery) -> list[Search
         query.text,
         limit=candidate_count(query),
         match=query.options.get("keyword_match", "any"),
+        share=project_share(project=project),
     )
     top = max((rank for _, rank in ranked), default=0.0) or 1.0
     return [
