@@ -29,35 +29,55 @@ def memory_queryset(*, project: Project, as_array: bool = False) -> QuerySet[Mem
 
 COUNT_TTL = 60  # seconds per 10,000 memories, up to COUNT_TTL_MAX
 COUNT_TTL_MAX = 600
-TABLE_ROWS_SECONDS = 300.0
-_table_rows: dict[str, tuple[float, float]] = {}
+TABLE_STATS_SECONDS = 300.0
+_table_stats: dict[str, tuple[float, float, dict[int, float]]] = {}
 
 
-def project_memory_count(*, project: Project) -> int:
-    """How many memories the project holds, live and soft-deleted alike, remembered for a while
-    (for weights and plan choices, not for display): counting 154k rows takes 18-25 ms.
-    Remembered COUNT_TTL seconds per 10,000 memories, up to 10 minutes: in that time a large
-    project grows by a small share of its count."""
+def _memories_table_stats(using: str) -> tuple[float, dict[int, float]]:
+    """(the memories table's estimated rows, {project id: share of the rows} for the projects
+    PostgreSQL's statistics list as most common), refreshed every few minutes."""
+    now = time.monotonic()
+    cached = _table_stats.get(using)
+    if cached is None or now - cached[0] >= TABLE_STATS_SECONDS:
+        with connections[using].cursor() as cursor:
+            cursor.execute(
+                """
+                SELECT c.reltuples, s.most_common_vals::text::bigint[], s.most_common_freqs
+                FROM pg_class c LEFT JOIN pg_stats s
+                  ON s.schemaname = current_schema() AND s.tablename = 'memories_memory'
+                 AND s.attname = 'project_id'
+                WHERE c.oid = 'memories_memory'::regclass
+                """
+            )
+            rows, projects, freqs = cursor.fetchone()
+        shares = dict(zip(projects or [], freqs or [], strict=True))
+        cached = _table_stats[using] = (now, max(float(rows), 0.0), shares)
+    return cached[1], cached[2]
+
+
+def project_memory_count(*, project: Project, using: str = "default") -> int:
+    """How many memories the project holds, live and soft-deleted alike, for weights and plan
+    choices (not for display). A project PostgreSQL's statistics list among the table's most
+    common values is estimated from them (counting a project of 1M memories would take ~0.1 s);
+    another is counted, being small (a few ms), and the count remembered COUNT_TTL seconds
+    per 10,000 memories, up to 10 minutes."""
+    rows, shares = _memories_table_stats(using)
+    if project.pk in shares:
+        return int(shares[project.pk] * rows)
     key = f"memories:count:{project.pk}"
     total = cache.get(key)
     if total is None:
-        total = Memory.objects.filter(project=project).count()
+        total = Memory.objects.using(using).filter(project=project).count()
         cache.set(key, total, min(COUNT_TTL * max(1, total // 10_000), COUNT_TTL_MAX))
     return int(total)
 
 
 def project_share(*, project: Project, using: str = "default") -> float:
-    """The project's share of the memories table: its count over the table's rows as the
-    planner's statistics have them (refreshed every few minutes). 1.0 while the statistics
-    are missing or older than the project's count."""
-    now = time.monotonic()
-    cached = _table_rows.get(using)
-    if cached is None or now - cached[0] >= TABLE_ROWS_SECONDS:
-        with connections[using].cursor() as cursor:
-            cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'memories_memory'::regclass")
-            cached = _table_rows[using] = (now, float(cursor.fetchone()[0]))
-    count = project_memory_count(project=project)
-    return count / cached[1] if cached[1] >= max(count, 1) else 1.0
+    """The project's share of the memories table (`project_memory_count` over the table's
+    estimated rows); 1.0 while the statistics are missing or older than the project."""
+    rows, _ = _memories_table_stats(using)
+    count = project_memory_count(project=project, using=using)
+    return count / rows if rows >= max(count, 1) else 1.0
 
 
 def memory_get(*, project: Project, memory_id: UUID | str) -> Memory:

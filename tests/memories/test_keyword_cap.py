@@ -143,7 +143,7 @@ def test_a_small_tenant_beside_a_large_one_searches_its_own_memories_through_the
     _store(bob, ["Deploy the invoices service on Fridays", "Lunch at the noodle place"])
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memories_memory")
-    selectors._table_rows.clear()
+    selectors._table_stats.clear()
 
     def sql(tenant):
         query = SearchQuery(text="deploy", filters=MemoryFilters(user_id="u1"))
