@@ -163,24 +163,39 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     setup_django("bench_deleted_rows")
     from memories.models import Memory
-    from tenants.models import Project
-    from tenants.services import project_create
 
     migrate_to(None)
-    slug = f"deleted-rows-{args.n}"
-    project = Project.objects.filter(slug=slug).first()
-    if project is None or Memory.objects.filter(project=project).count() != args.n:
-        if project is not None:
-            project.delete()
-        project = project_create(slug=slug)
+
+    def build_store(project: Any) -> None:
         print(f"storing {args.n} memories, soft-deleting a share...")
         build(project, args)
+
+    project = stored_project(f"deleted-rows-{args.n}", args.n, build_store)
     live = Memory.objects.filter(project=project, deleted_at__isnull=True).count()
     print(f"{args.n} memories, {live} live")
     results = alternate_schemas(args.before, args.rounds, lambda r: measure(project, args, r))
-    path = write_results(
-        f"deleted-rows-{args.n}", {"args": vars(args), "live": live, "rounds": results}
-    )
+    return finish(f"deleted-rows-{args.n}", args, live, results)
+
+
+def stored_project(slug: str, n: int, build: Callable[[Any], None]) -> Any:
+    """The project `slug` holding n memories, (re)built by `build(project)` when it is missing
+    or of another size."""
+    from memories.models import Memory
+    from tenants.models import Project
+    from tenants.services import project_create
+
+    project = Project.objects.filter(slug=slug).first()
+    if project is not None and Memory.objects.filter(project=project).count() == n:
+        return project
+    if project is not None:
+        project.delete()
+    project = project_create(slug=slug)
+    build(project)
+    return project
+
+
+def finish(name: str, args: argparse.Namespace, live: int, results: dict[str, Any]) -> int:
+    path = write_results(name, {"args": vars(args), "live": live, "rounds": results})
     print(f"\nresults: {path}")
     return 0
 

@@ -22,7 +22,7 @@ import random
 import time
 from typing import Any
 
-from benchmarks.common import percentiles, setup_django, write_results
+from benchmarks.common import percentiles, setup_django
 
 
 def measure(project: Any, texts: list[str], with_filters: bool, seed: int) -> dict[str, Any]:
@@ -46,23 +46,16 @@ def measure(project: Any, texts: list[str], with_filters: bool, seed: int) -> di
 def ensure_store(slug: str, n: int, seed: int, deleted: float, args: argparse.Namespace) -> Any:
     """The project `slug` holding n generated memories (`deleted` of them soft-deleted), built
     when it is missing or of another size."""
-    from benchmarks.deleted_rows import soft_delete, store
-    from memories.models import Memory
-    from tenants.models import Project
-    from tenants.services import project_create
+    from benchmarks.deleted_rows import soft_delete, store, stored_project
 
-    project = Project.objects.filter(slug=slug).first()
-    if project is not None and Memory.objects.filter(project=project).count() == n:
-        return project
-    if project is not None:
-        project.delete()
-    project = project_create(slug=slug)
-    print(f"storing {n} memories without vectors in {slug}, soft-deleting {deleted:.0%}...")
-    started = time.perf_counter()
-    store(project, n, seed, vectors=False, chunk=5000)
-    soft_delete(project, deleted, args.term, seed)
-    print(f"  built in {time.perf_counter() - started:.0f} s")
-    return project
+    def build(project: Any) -> None:
+        print(f"storing {n} memories without vectors in {slug}, soft-deleting {deleted:.0%}...")
+        started = time.perf_counter()
+        store(project, n, seed, vectors=False, chunk=5000)
+        soft_delete(project, deleted, args.term, seed)
+        print(f"  built in {time.perf_counter() - started:.0f} s")
+
+    return stored_project(slug, n, build)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     setup_django("bench_keyword_scale")
     from benchmarks import scale
-    from benchmarks.deleted_rows import alternate_schemas, migrate_to
+    from benchmarks.deleted_rows import alternate_schemas, finish, migrate_to
     from memories.models import Memory
     from memories.selectors.search import keyword
 
@@ -106,11 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         }
 
     results = alternate_schemas(args.before, args.rounds, run)
-    path = write_results(
-        f"keyword-scale-{args.n}", {"args": vars(args), "live": live, "rounds": results}
-    )
-    print(f"\nresults: {path}")
-    return 0
+    return finish(f"keyword-scale-{args.n}", args, live, results)
 
 
 if __name__ == "__main__":
