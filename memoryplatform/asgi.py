@@ -14,6 +14,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 
 from mcpserver.asgi import with_mcp  # noqa: E402
+from memories.embeddings import warm_up  # noqa: E402
 from memoryplatform.lib.asgi_http import ThreadedHTTPHandler  # noqa: E402
 from memoryplatform.routing import websocket_urlpatterns  # noqa: E402
 
@@ -26,3 +27,4 @@ application = with_mcp(
         }
     )
 )
+warm_up()  # the model loads in the background, not on the first search

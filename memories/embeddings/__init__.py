@@ -9,10 +9,14 @@ option, MEMORY_EMBEDDING_QUERY_PRECISION); search falls back to `embed` without 
 from __future__ import annotations
 
 import functools
+import logging
+import threading
 from typing import Protocol
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+
+logger = logging.getLogger(__name__)
 
 
 class Embedder(Protocol):
@@ -48,3 +52,23 @@ def get_embedder() -> Embedder:
             )
         case other:
             raise ImproperlyConfigured(f"unknown MEMORY_EMBEDDING_PROVIDER {other!r}")
+
+
+def warm_up() -> threading.Thread | None:
+    """Load the local model and its query session in a background thread, so that a server's
+    first search does not wait for them (~4 s on a 2-core VM: the weights, the ONNX session);
+    requests meanwhile wait on the embedder's own lock, no longer than they would have. None
+    when MEMORY_EMBEDDING_WARMUP is off or the provider is remote (nothing to load)."""
+    if not settings.MEMORY_EMBEDDING_WARMUP or settings.MEMORY_EMBEDDING_PROVIDER != "local":
+        return None
+
+    def run() -> None:
+        try:
+            embedder = get_embedder()
+            getattr(embedder, "embed_query", embedder.embed)("warm up")
+        except Exception as exc:  # the first request will load it, and report a failure then
+            logger.warning("embedding warm-up failed: %s", exc)
+
+    thread = threading.Thread(target=run, name="embedding-warm-up", daemon=True)
+    thread.start()
+    return thread

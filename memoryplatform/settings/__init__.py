@@ -265,6 +265,9 @@ MEMORY_EMBEDDING_RUNTIME = env_choice("MEMORY_EMBEDDING_RUNTIME", "onnx", {"onnx
 MEMORY_EMBEDDING_QUERY_PRECISION = env_choice(
     "MEMORY_EMBEDDING_QUERY_PRECISION", "fp32", {"fp32", "int8"}
 )
+# Load the local model in the background when a server starts (ASGI, MCP stdio), not on the
+# first search.
+MEMORY_EMBEDDING_WARMUP = env_bool("MEMORY_EMBEDDING_WARMUP", True)
 MEMORY_EMBEDDING_BASE_URL = env_str("MEMORY_EMBEDDING_BASE_URL", "")
 MEMORY_EMBEDDING_API_KEY = env_str("MEMORY_EMBEDDING_API_KEY", "")
 MEMORY_EMBEDDING_TIMEOUT = env_float("MEMORY_EMBEDDING_TIMEOUT", 30.0, minimum=0.1)

@@ -285,3 +285,21 @@ def test_bulk_store_embeds_memories_and_their_entity_names_in_few_batches(
     assert {"Google", *people} <= names
     embedding_calls = [r for r in openai_embeddings.requests if r["path"].endswith("/embeddings")]
     assert len(embedding_calls) <= 3  # the memories, then every entity name at once
+
+
+def test_a_server_warms_the_local_model_up_in_the_background(settings):
+    """The ASGI app and `manage.py mcp` call warm_up(): the local model loads in a thread;
+    nothing happens when it is switched off or the provider is remote."""
+    from memories.embeddings import get_embedder, warm_up
+
+    thread = warm_up()
+    assert thread is not None
+    thread.join(timeout=120)
+    assert not thread.is_alive()
+    embedder = get_embedder()
+    assert len(embedder.embed_query("warm up")) == 384
+    settings.MEMORY_EMBEDDING_WARMUP = False
+    assert warm_up() is None
+    settings.MEMORY_EMBEDDING_WARMUP = True
+    settings.MEMORY_EMBEDDING_PROVIDER = "openai"
+    assert warm_up() is None

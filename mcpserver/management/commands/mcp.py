@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mcpserver.auth import bind_api_key
 from mcpserver.server import build_server
+from memories.embeddings import warm_up
 from tenants.services import api_key_verify
 
 
@@ -38,6 +39,7 @@ class Command(BaseCommand):
         if api_key is None:
             raise CommandError("invalid, revoked or expired API key")
         bind_api_key(api_key)
+        warm_up()  # the model loads while the client connects, not on its first search
         server = build_server(options["profile"] or settings.MEMORY_MCP_PROFILE)
         self.stderr.write(f"MCP stdio server for project {api_key.project.slug!r}")
         anyio.run(server.run_stdio_async)
