@@ -1,8 +1,9 @@
 """LoCoMo retrieval: evidence recall@k per category for keyword, semantic and hybrid search.
 
-Every dialogue turn becomes one memory (run_id = conversation; "Speaker: turn" as content,
-the session date in the memory's context field, which is keyword-indexed but not embedded;
-see --format), each question is searched within its own conversation through the
+Every dialogue turn becomes one memory (run_id = conversation; "Speaker: turn" as content;
+the session date and the turn it replies to in the memory's context field, which is
+keyword-indexed but not embedded; see --format), each question is searched within its own
+conversation through the
 same selector the API uses, and recall@k is the fraction of the question's evidence turns in
 the top k (LoCoMo's own retrieval metric). Categories 1-4 make the headline number;
 category 5 (adversarial) is reported apart.
@@ -31,7 +32,7 @@ DEFAULT_DATA = (
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 DEFAULT_CONFIGS = "keyword,semantic,hybrid,hybrid:minmax:0.4,hybrid:rrf:0.7"
-FORMATS = ("plain", "speaker", "dated", "context")
+FORMATS = ("plain", "speaker", "dated", "context", "exchange")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -40,10 +41,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--format",
         choices=FORMATS,
-        default="context",
-        help="memory text: plain turn, 'Speaker: turn', '[date] Speaker: turn', or "
-        "'Speaker: turn' with the session date in the context field (keyword-indexed, not "
-        "embedded; the default: a date says when, not what, so it stays out of the vector)",
+        default="exchange",
+        help="memory text: plain turn, 'Speaker: turn', '[date] Speaker: turn', "
+        "'Speaker: turn' with the session date in the context field (context: keyword-"
+        "indexed, not embedded: a date says when, not what, so it stays out of the vector), "
+        "or also the turn it replies to in the context (exchange, the default: what was known "
+        "when the turn was said; an answer often lacks the words of its question)",
     )
     parser.add_argument(
         "--configs",
@@ -86,7 +89,16 @@ def turns(sample: dict[str, Any]) -> list[dict[str, Any]]:
             text = turn["text"]
             if turn.get("blip_caption"):
                 text = f"{text} [shares {turn['blip_caption']}]"
-            out.append({**turn, "text": text, "date": date, "session": key})
+            previous = out[-1] if out and out[-1]["session"] == key else None
+            out.append(
+                {
+                    **turn,
+                    "text": text,
+                    "date": date,
+                    "session": key,
+                    "previous": f"{previous['speaker']}: {previous['text']}" if previous else "",
+                }
+            )
     return out
 
 
@@ -99,6 +111,9 @@ def memory_text(turn: dict[str, Any], fmt: str) -> tuple[str, str]:
             return f"{turn['speaker']}: {turn['text']}", ""
         case "dated":
             return f"[{turn['date']}] {turn['speaker']}: {turn['text']}", ""
+        case "exchange":
+            context = f"{turn['date']}. {turn['previous']}" if turn["previous"] else turn["date"]
+            return f"{turn['speaker']}: {turn['text']}", context
         case _:
             return f"{turn['speaker']}: {turn['text']}", turn["date"]
 
@@ -140,7 +155,16 @@ def parse_config(text: str) -> dict[str, Any]:
     return {"label": text, "mode": mode, "options": options}
 
 
-def evaluate(project: Any, samples: list[dict[str, Any]], config: dict[str, Any], floor: float):
+def evaluate(
+    project: Any,
+    samples: list[dict[str, Any]],
+    config: dict[str, Any],
+    floor: float,
+    by_conversation: dict[str, list[float]] | None = None,
+):
+    """Recall per category and k, and the latencies; `by_conversation` (if given) gets each
+    conversation's recall@10 over categories 1-4 (is a change better in most of them, or
+    in one?)."""
     from memories.selectors.filters import MemoryFilters
     from memories.selectors.search import memory_search
     from memories.selectors.search_types import SearchQuery
@@ -166,6 +190,9 @@ def evaluate(project: Any, samples: list[dict[str, Any]], config: dict[str, Any]
             found = [hit.memory.metadata.get("dia_id") for hit in hits]
             for k in KS:
                 recalls[qa["category"]][k].append(len(evidence & set(found[:k])) / len(evidence))
+            if by_conversation is not None and qa["category"] in (1, 2, 3, 4):
+                recall = len(evidence & set(found[:10])) / len(evidence)
+                by_conversation.setdefault(sample["sample_id"], []).append(recall)
     return recalls, latencies
 
 
@@ -205,12 +232,21 @@ def main(argv: list[str] | None = None) -> int:
 
     results = {}
     for config in map(parse_config, args.configs.split(",")):
-        recalls, latencies = evaluate(project, samples, config, args.min_similarity)
+        conversations: dict[str, list[float]] = {}
+        recalls, latencies = evaluate(
+            project, samples, config, args.min_similarity, by_conversation=conversations
+        )
         summary = summarise(recalls)
-        results[config["label"]] = {"recall": summary, "mean_ms": _mean(latencies)}
+        per_conversation = {name: _mean(values) for name, values in conversations.items()}
+        results[config["label"]] = {
+            "recall": summary,
+            "recall_at_10_by_conversation": per_conversation,
+            "mean_ms": _mean(latencies),
+        }
         rows = [[name, *(v[f"@{k}"] for k in KS), int(v["n"])] for name, v in summary.items()]
         print(f"\n{config['label']}  (format={args.format}, mean {_mean(latencies)} ms/query)")
         print(table(["category", *(f"R@{k}" for k in KS), "n"], rows))
+        print("R@10 by conversation:", ", ".join(f"{k} {v}" for k, v in per_conversation.items()))
 
     path = write_results(
         "locomo",
