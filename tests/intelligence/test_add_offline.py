@@ -26,6 +26,47 @@ def test_add_conversation_extracts_several_facts_from_user_messages_only(add):
     ]
 
 
+def test_a_fact_keeps_the_message_it_replied_to_and_is_found_by_its_words(add, alice):
+    events = add(
+        [
+            {"role": "assistant", "content": "Did you visit the Louvre on your trip?"},
+            {"role": "user", "content": "Yes! I went there twice."},
+            {"role": "user", "content": "I bought a   print of the Mona Lisa. " + "x" * 400},
+        ]
+    )
+    first, second = (Memory.objects.get(pk=event["id"]) for event in events[:2])
+    assert first.content == "User went there twice"
+    assert first.context == "assistant: Did you visit the Louvre on your trip?"
+    assert second.context == "user: Yes! I went there twice."  # the message before its own
+    hits = alice.post(
+        "/api/v1/memories/search/", {"query": "louvre", "mode": "keyword", "user_id": "u1"}
+    ).json()["results"]
+    assert [hit["content"] for hit in hits] == ["User went there twice"]
+
+
+def test_an_opening_message_has_no_context_and_a_long_one_is_cut(add):
+    (event,) = add("I live in Lisbon")
+    assert Memory.objects.get(pk=event["id"]).context == ""
+    (event,) = add(
+        [
+            {"role": "assistant", "content": "Hello " * 200},
+            {"role": "user", "content": "I like tea"},
+        ]
+    )
+    context = Memory.objects.get(pk=event["id"]).context
+    assert context.startswith("assistant: Hello Hello") and context.endswith("…")
+    assert len(context) == len("assistant: ") + 300
+
+
+def test_irregular_past_tenses_stay_as_they_are(add):
+    events = add("I went to Lisbon in May. I bought a bike and I met Ana.")
+    assert [e["memory"] for e in events] == [
+        "User went to Lisbon in May",
+        "User bought a bike",
+        "User met Ana",
+    ]
+
+
 def test_add_with_chit_chat_only_returns_no_events(add):
     assert add("hello") == []
     assert add("Thanks! How are you?") == []

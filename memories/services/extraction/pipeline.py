@@ -107,12 +107,15 @@ def memories_add(
         text = messages if isinstance(messages, str) else conversation_text(parsed)
         return {"results": _store_verbatim(project, text, scope, metadata, actor)}
     llm = get_llm()
-    facts = _extract(project, llm, parsed, prompt)
-    if facts is None:
+    contexts = _extract(project, llm, parsed, prompt)
+    if contexts is None:
         return {"results": []}
-    plans = _plan(project, scope, llm, facts)  # reads and model calls: no transaction, no lock
+    # reads and model calls: no transaction, no lock
+    plans = _plan(project, scope, llm, list(contexts))
     rewritten = [d.text for p in plans for d in p.decisions if d.text and d.text != p.fact]
-    applier = _Applier(project=project, scope=scope, metadata=metadata, actor=actor)
+    applier = _Applier(
+        project=project, scope=scope, metadata=metadata, actor=actor, contexts=contexts
+    )
     with prefetched_embeddings(rewritten), transaction.atomic():  # embedded before the lock
         lock_scopes(project=project, scopes=[scope])
         for plan in plans:
@@ -152,18 +155,27 @@ def _decide(
     return decide_offline(project=project, fact=fact, neighbours=neighbours)
 
 
-def _extract(project: Project, llm: ChatLLM | None, parsed: Any, prompt: str | None) -> Any:
+def _extract(
+    project: Project, llm: ChatLLM | None, parsed: Any, prompt: str | None
+) -> dict[str, str] | None:
+    """{fact: its context} in order (the offline extractor's message the fact replied to;
+    the model writes self-contained facts, with no context), or None if extraction failed."""
     if llm is None:
         facts = extract_facts_offline(parsed)
     else:
         conversation = mask_pii(project=project, text=conversation_text(parsed))
         try:
-            facts = extract_facts_llm(llm, conversation=conversation, prompt=prompt)
+            extracted = extract_facts_llm(llm, conversation=conversation, prompt=prompt)
+            facts = dict.fromkeys(extracted, "")
         except ProviderError as exc:
             logger.warning("fact extraction failed, nothing stored: %s", exc)
             return None
-    masked = [mask_pii(project=project, text=fact) for fact in facts]
-    return list(dict.fromkeys(fact for fact in masked if fact.strip()))
+    masked: dict[str, str] = {}
+    for fact, context in facts.items():
+        fact = mask_pii(project=project, text=fact)
+        if fact.strip() and fact not in masked:
+            masked[fact] = mask_pii(project=project, text=context) if context else ""
+    return masked
 
 
 def _embed(facts: list[str]) -> list[list[float] | None]:
@@ -191,9 +203,16 @@ class _Applier:
     """Applies the plans of one call under the scope's lock, checking each decision again."""
 
     def __init__(
-        self, *, project: Project, scope: Scope, metadata: dict[str, Any], actor: Actor
+        self,
+        *,
+        project: Project,
+        scope: Scope,
+        metadata: dict[str, Any],
+        actor: Actor,
+        contexts: dict[str, str],
     ) -> None:
         self.project, self.scope, self.metadata, self.actor = project, scope, metadata, actor
+        self.contexts = contexts  # fact -> the context an ADD of it is stored with
         self.events: list[dict[str, Any]] = []
         self.written: dict[UUID, str] = {}  # content hash this call gave a memory
 
@@ -249,6 +268,7 @@ class _Applier:
         memory_type = infer_memory_type(text)
         data = MemoryInput(
             content=text,
+            context=self.contexts.get(plan.fact, ""),
             memory_type=memory_type,
             importance=TYPE_IMPORTANCE.get(memory_type, 0.5),
             metadata=dict(self.metadata),
