@@ -14,7 +14,7 @@ from pgvector.django import CosineDistance
 from entities.models import Entity, EntityMemory, Relation
 from entities.services.entities import normalize_name, parse_entity_id
 from memories.models import Memory
-from memories.selectors.memories import memory_queryset
+from memories.selectors.memories import memories_by_id
 from memories.services.embedding import embed_or_none
 from memoryplatform.lib.errors import NotFound
 from tenants.models import Project
@@ -114,7 +114,7 @@ def entity_memories(
         .order_by("-relevance", "-memory__created_at")
     )
     page = list(links.values_list("memory_id", "relevance")[offset : offset + limit])
-    found = {m.pk: m for m in memory_queryset(project=project).filter(pk__in=[p for p, _ in page])}
+    found = memories_by_id(project=project, ids=[p for p, _ in page])
     memories = []
     for memory_id, relevance in page:
         memory = found[memory_id]

@@ -20,7 +20,7 @@ from django.utils import timezone
 from entities.models import Entity, EntityMemory, Relation
 from entities.selectors.entities import entity_get
 from memories.models import Memory, MemoryLink
-from memories.selectors.memories import memory_get, memory_queryset
+from memories.selectors.memories import memories_by_id, memory_get
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
 
@@ -292,7 +292,7 @@ def entity_top_memories(
         .filter(rank__lte=per_entity)
         .values_list("entity_id", "memory_id")
     )
-    found = {m.pk: m for m in memory_queryset(project=project).filter(pk__in=[m for _, m in links])}
+    found = memories_by_id(project=project, ids=[m for _, m in links])
     out: dict[int, list[Memory]] = {}
     for entity_pk, memory_pk in links:
         if memory_pk in found:
@@ -335,7 +335,7 @@ def memory_traverse(
         "max_nodes": max_nodes,
     }
     reach = _bfs(_MEMORY_WALK, direction=direction, edge_filter=edge_filter, params=params)
-    nodes = list(memory_queryset(project=project).filter(pk__in=reach))
+    nodes = list(memories_by_id(project=project, ids=reach).values())
     for node in nodes:
         node.depth = reach[node.pk]  # type: ignore[attr-defined]
     nodes.sort(key=lambda node: (node.depth, -node.created_at.timestamp()))  # type: ignore[attr-defined]

@@ -14,7 +14,7 @@ from django.utils.module_loading import import_string
 
 from memories.models import Memory
 from memories.selectors.filters import apply_filters, effective_confidence
-from memories.selectors.memories import memory_queryset, project_share
+from memories.selectors.memories import memories_by_id, memory_queryset, project_share
 from memories.selectors.search_types import SearchHit, SearchQuery
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
@@ -170,8 +170,7 @@ def _load_rows(project: Project, hits: list[SearchHit]) -> None:
     partial = [hit for hit in hits if "content" in hit.memory.get_deferred_fields()]
     if not partial:
         return
-    rows = memory_queryset(project=project).filter(pk__in=[hit.memory.pk for hit in partial])
-    by_id = {row.pk: row for row in rows}
+    by_id = memories_by_id(project=project, ids=[hit.memory.pk for hit in partial])
     for hit in partial:
         row = by_id.get(hit.memory.pk)
         if row is not None:  # deleted meanwhile: keep what ranking saw
