@@ -5,8 +5,8 @@ store of `python -m benchmarks.scale --n N`: server-side latency of `memory_sear
         --mode hybrid --rounds 3
 
 Each round runs the same questions with both plans, in alternating order (the first of a
-pair ran warmer caches); "allowed" swaps `keyword._without_sequential_scans` for a plain
-cursor, what the keyword statement ran with before session 14.
+pair ran warmer caches); "allowed" swaps `keyword._fetch_without_sequential_scans` for a
+plain cursor, what the keyword statement ran with before session 14.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import random
 import time
-from contextlib import contextmanager
 from typing import Any
 
 from benchmarks.common import percentiles, setup_django, table, write_results
@@ -41,19 +40,19 @@ def main(argv: list[str] | None = None) -> int:
     if project is None:
         raise SystemExit(f"no store of {args.n}: run python -m benchmarks.scale --n {args.n}")
 
-    @contextmanager
-    def plain(using: str) -> Any:
+    def plain(using: str, sql: str, params: list[Any]) -> list[tuple]:
         with connections[using].cursor() as cursor:
-            yield cursor
+            cursor.execute(sql, params)
+            return cursor.fetchall()
 
-    plans = {"not allowed": keyword._without_sequential_scans, "allowed": plain}
+    plans = {"not allowed": keyword._fetch_without_sequential_scans, "allowed": plain}
     texts = queries(args.queries, random.Random(11))
     samples: dict[str, list[float]] = {name: [] for name in plans}
     try:
         for round_ in range(args.rounds):
             order = list(plans) if round_ % 2 else list(reversed(plans))
             for name in order:
-                keyword._without_sequential_scans = plans[name]
+                keyword._fetch_without_sequential_scans = plans[name]
                 draws = random.Random(round_)
                 for text in texts:
                     filters = MemoryFilters(**filtered(draws)) if args.filters else MemoryFilters()
@@ -62,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
                     memory_search(project=project, query=query)
                     samples[name].append((time.perf_counter() - started) * 1000)
     finally:
-        keyword._without_sequential_scans = plans["not allowed"]
+        keyword._fetch_without_sequential_scans = plans["not allowed"]
     out = {name: percentiles(values) for name, values in samples.items()}
     label = f"{args.mode}{' +filters' if args.filters else ''}"
     print(f"\n{label}, sequential scans in term branches (ms)")

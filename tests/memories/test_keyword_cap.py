@@ -3,6 +3,9 @@ so a common word costs the same in a large project; the rare term still decides 
 
 from __future__ import annotations
 
+import pytest
+from django.test.utils import CaptureQueriesContext
+
 from memories.services.bulk import memories_create_bulk
 from memories.services.memories import MemoryInput
 from memoryplatform.lib.actor import SYSTEM
@@ -161,3 +164,25 @@ def test_a_small_tenant_beside_a_large_one_searches_its_own_memories_through_the
     assert _keyword(bob, "deploy Kafka") == ["Deploy the invoices service on Fridays"]
     assert _keyword(bob, "deploy", user_id=None) == ["Deploy the invoices service on Fridays"]
     assert all(text.startswith("Deploy Kafka") for text in _keyword(alice, "deploy Kafka"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_plan_setting_lasts_for_the_keyword_statement_only(
+    alice, settings
+):
+    """A request's keyword statement travels with its `SET LOCAL` in one query string (one
+    implicit transaction): the results are the same and the connection keeps its setting."""
+    from django.db import connection
+
+    settings.MEMORY_SEARCH_TERM_CAP = 5
+    _store(alice, [f"Team dinner in {c} after the migration" for c in ("Oslo", "Lima", "Rome")])
+    _store(alice, ["The pottery class meets on Thursdays"])
+    assert not connection.in_atomic_block
+    with CaptureQueriesContext(connection) as captured:
+        assert _keyword(alice, "dinner in Oslo")[0] == "Team dinner in Oslo after the migration"
+    together = [q for q in captured if q["sql"].startswith("SET LOCAL enable_seqscan = off;")]
+    assert len(together) == 1
+    assert _keyword(alice, "pottery") == ["The pottery class meets on Thursdays"]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('enable_seqscan')")
+        assert cursor.fetchone()[0] == "on"

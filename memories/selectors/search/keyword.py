@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection, connections, transaction
@@ -163,9 +162,8 @@ def _idf_ranked(
         FROM best JOIN ({rows_sql}) AS r({row_columns}) ON r.r0 = best.id
         ORDER BY best.score DESC, tie DESC LIMIT %s
     """
-    with _without_sequential_scans(queryset.db) as cursor:
-        cursor.execute(sql, [*params, limit * TIE_BREAK_POOL, *lexemes, *rows_params, limit])
-        fetched = cursor.fetchall()
+    params = [*params, limit * TIE_BREAK_POOL, *lexemes, *rows_params, limit]
+    fetched = _fetch_without_sequential_scans(queryset.db, sql, params)
     ranked = []
     for row in fetched:
         memory = Memory.from_db(queryset.db, fields, row[: len(fields)])
@@ -176,26 +174,38 @@ def _idf_ranked(
     return ranked
 
 
-@contextmanager
-def _without_sequential_scans(using: str) -> Iterator[Any]:
-    """A cursor whose statements may not scan the table sequentially (this transaction only,
-    the previous setting restored for an enclosing one). A term branch is `... @@ term LIMIT
-    cap`; the planner estimates a term's matches from the whole table's statistics, soft-
-    deleted memories included, and when most of them are deleted a sequential scan "stopping
-    after cap matches" reads far more than it expects: on a store where consolidation had
-    merged 73% of the memories holding "dinner", that branch read 27,085 rows (35.7 ms)
-    where the GIN index or the project index take 3.3 ms. Keyword search at 105k memories:
-    p99 37-39 -> 18-20 ms, p50 unchanged (docs/benchmarks.md)."""
+def _fetch_without_sequential_scans(using: str, sql: str, params: list[Any]) -> list[tuple]:
+    """The rows of `sql`, planned without sequential scans of the table. A term branch is
+    `... @@ term LIMIT cap`; the planner estimates a term's matches from the whole table's
+    statistics, soft-deleted memories included, and when most of them are deleted a
+    sequential scan "stopping after cap matches" reads far more than it expects: on a store
+    where consolidation had merged 73% of the memories holding "dinner", that branch read
+    27,085 rows (35.7 ms) where the GIN index or the project index take 3.3 ms. Keyword
+    search at 105k memories: p99 37-39 -> 18-20 ms, p50 unchanged (docs/benchmarks.md).
+
+    In autocommit (a request), the setting and the statement travel as one query string:
+    PostgreSQL runs a multi-statement query as one implicit transaction, so `SET LOCAL`
+    lasts for this statement only, in one round trip where a transaction around them took
+    four (BEGIN, the setting, the statement, COMMIT): through HTTP 0.3-0.9 ms less at p50
+    with PostgreSQL on the same 2-vCPU VM (docs/benchmarks.md, session 18), more where the
+    database is across a network. Inside a transaction the setting holds for this statement,
+    the previous value restored for the rest of the enclosing one."""
     db = connections[using]
-    nested = db.in_atomic_block
+    with db.cursor() as cursor:
+        if not db.in_atomic_block and isinstance(cursor.cursor, psycopg.ClientCursor):
+            cursor.execute(f"SET LOCAL enable_seqscan = off; {sql}", params)
+            cursor.nextset()
+            return cursor.fetchall()
     with transaction.atomic(using=using), db.cursor() as cursor:
         cursor.execute(
             "SELECT current_setting('enable_seqscan'), set_config('enable_seqscan', 'off', true)"
         )
         (previous, _) = cursor.fetchone()
-        yield cursor
-        if nested:  # SET LOCAL outlives a savepoint: give the enclosing transaction its value
-            cursor.execute("SELECT set_config('enable_seqscan', %s, true)", [previous])
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+        # SET LOCAL outlives a savepoint: give the enclosing transaction its value back
+        cursor.execute("SELECT set_config('enable_seqscan', %s, true)", [previous])
+        return rows
 
 
 def _skipped_terms(lexemes: list[str], cap: int, using: str, share: float = 1.0) -> set[int]:
