@@ -343,3 +343,21 @@ async def test_the_mcp_search_tool_filters_by_entity(alice, charlie) -> None:
             )
         )
     assert nothing["results"] == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+def test_a_repeated_search_by_entity_name_sees_entities_named_since(alice, hikes, mode) -> None:
+    # the same filters again: searches remember their compiled filters, but not the entity
+    # ids a name resolved to, which change as the graph grows
+    body = {"query": "hiking at dawn with Carol", "mode": mode}
+    expression = {"filters": {"entity": "Carol"}}
+    assert searched(alice, **body, entities=["Carol"]) == set()
+    assert searched(alice, **body, **expression) == set()
+    response = alice.post(
+        LIST,
+        {"content": "Carol goes hiking at dawn too", "entity_names": ["Carol"], "user_id": "u1"},
+    )
+    assert response.status_code == 201, response.json()
+    assert searched(alice, **body, entities=["Carol"]) == {response.json()["id"]}
+    assert searched(alice, **body, **expression) == {response.json()["id"]}

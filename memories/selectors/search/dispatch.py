@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import functools
+import json
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import FloatField, QuerySet, Value
 from django.utils.module_loading import import_string
 
 from memories.models import Memory
@@ -78,6 +81,90 @@ def search_queryset(*, project: Project, query: SearchQuery) -> QuerySet[Memory]
     small = project_share(project=project) <= SMALL_PROJECT_SHARE
     memories = memory_queryset(project=project, as_array=small)
     return apply_filters(memories, query.filters, project=project)
+
+
+@dataclass(frozen=True)
+class SearchBase:
+    """A search's filtered memories, compiled once for every statement a mode writes around
+    them: `sql` selects BASE_ALIASES (the candidate columns, then the tsvector, the vector,
+    the pending-vector flag and effective_confidence, NULL when `confidence` is false).
+
+    Keyword and semantic statements select from `(sql) AS b(<aliases>)`; PostgreSQL pulls
+    such a subquery up into the statement and drops the columns it does not read, so each
+    plan is the one a subquery of only its own columns gets (the GIN or HNSW scan with the
+    filters). Compiling the queryset once instead of once per statement (four in a hybrid
+    search: the keyword branches, the keyword rows, the vectors in the graph and the pending
+    ones) saves Django's compiler ~1 ms a statement (docs/benchmarks.md, session 19)."""
+
+    sql: str
+    params: tuple[Any, ...]
+    confidence: bool
+    db: str
+    build: Callable[[], QuerySet[Memory]]  # the queryset, for statements the ORM writes
+
+    def queryset(self) -> QuerySet[Memory]:
+        return self.build()
+
+    def source(self, alias: str) -> str:
+        """`(sql) AS alias(<aliases>)`, for a FROM or JOIN; its parameters are `params`."""
+        return f"({self.sql}) AS {alias}({', '.join(base_aliases())})"
+
+
+@functools.cache
+def base_aliases() -> tuple[str, ...]:
+    return (*candidate_columns(), "sv", "emb", "pending", "ec")
+
+
+def search_base(queryset: QuerySet[Memory] | SearchBase) -> SearchBase:
+    """`queryset` (search_queryset's, or any queryset of memories) as a SearchBase."""
+    if isinstance(queryset, SearchBase):
+        return queryset
+    confidence = "effective_confidence" in queryset.query.annotations
+    selected = queryset.order_by()
+    if not confidence:
+        selected = selected.annotate(_no_confidence=Value(None, output_field=FloatField()))
+    columns = (*candidate_columns(), "search_vector", "embedding", "vector_pending")
+    last = "effective_confidence" if confidence else "_no_confidence"
+    sql, params = selected.values_list(*columns, last).query.sql_with_params()
+    return SearchBase(sql, tuple(params), confidence, queryset.db, lambda: queryset)
+
+
+SEARCH_BASES = 512  # compiled bases remembered per process, by filter set
+_bases: OrderedDict[tuple[Any, ...], SearchBase] = OrderedDict()
+_bases_lock = threading.Lock()
+
+
+def compiled_search_base(*, project: Project, query: SearchQuery) -> SearchBase:
+    """`search_base(search_queryset(...))`, remembered per project and filter set: agents
+    search again and again within the same scope (a user, a run), and building the filtered
+    queryset and compiling it cost ~1 ms of a search's Python (session 19). Filters naming
+    entities by name are compiled every time: the names resolve to entity ids that change
+    as the graph grows."""
+    build = functools.partial(search_queryset, project=project, query=query)
+    key = _base_key(project, query)
+    if key is None:
+        return search_base(build())
+    with _bases_lock:
+        cached = _bases.get(key)
+        if cached is not None:
+            _bases.move_to_end(key)
+    if cached is None:
+        cached = search_base(build())
+        with _bases_lock:
+            _bases[key] = cached
+            while len(_bases) > SEARCH_BASES:
+                _bases.popitem(last=False)
+    return replace(cached, build=build)
+
+
+def _base_key(project: Project, query: SearchQuery) -> tuple[Any, ...] | None:
+    """What the compiled base depends on, or None when it also depends on the database."""
+    filters = query.filters
+    described = json.dumps(asdict(filters), sort_keys=True, default=repr)
+    if filters.entities or (filters.expression is not None and '"entity"' in described):
+        return None
+    small = project_share(project=project) <= SMALL_PROJECT_SHARE
+    return (project.pk, small, settings.MEMORY_DECAY_HALF_LIFE_DAYS, described)
 
 
 def candidate_count(query: SearchQuery) -> int:

@@ -29,7 +29,11 @@ from django.conf import settings
 
 from memories.models import Memory
 from memories.selectors.memories import project_share
-from memories.selectors.search.dispatch import candidate_count, resolve_boosts, search_queryset
+from memories.selectors.search.dispatch import (
+    candidate_count,
+    compiled_search_base,
+    resolve_boosts,
+)
 from memories.selectors.search.keyword import keyword_ranked
 from memories.selectors.search.semantic import (
     min_similarity_of,
@@ -47,7 +51,7 @@ FUSIONS = ("minmax", "rrf")
 
 def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
     fusion, alpha = _fusion_options(query.options)
-    queryset = search_queryset(project=project, query=query)
+    base = compiled_search_base(project=project, query=query)
     pool = max(candidate_count(query), int(query.options.get("pool", 0)))
     min_similarity = min_similarity_of(query)
 
@@ -58,7 +62,7 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
             logger.warning("hybrid search without vectors: %s", exc)
             return None
         return semantic_ranked(
-            queryset,
+            base,
             vector,
             limit=pool,
             min_similarity=min_similarity,
@@ -67,7 +71,7 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
 
     semantic_soon = beside(semantic_side)
     keyword = keyword_ranked(
-        queryset,
+        base,
         query.text,
         limit=pool,
         match=query.options.get("keyword_match", "any"),

@@ -30,9 +30,11 @@ from django.db.models import BooleanField, F, FloatField, Func, QuerySet, Value
 from memories.models import TEXT_SEARCH_CONFIG, Memory
 from memories.selectors.memories import project_share
 from memories.selectors.search.dispatch import (
+    SearchBase,
     candidate_columns,
     candidate_count,
-    search_queryset,
+    compiled_search_base,
+    search_base,
 )
 from memories.selectors.search_types import SearchHit
 from memories.selectors.search_types import SearchQuery as MemorySearchQuery
@@ -58,7 +60,7 @@ class RankCD(Func):
 
 
 def keyword_ranked(
-    queryset: QuerySet[Memory],
+    queryset: QuerySet[Memory] | SearchBase,
     text: str,
     *,
     limit: int,
@@ -67,12 +69,13 @@ def keyword_ranked(
 ) -> list[tuple[Memory, float]]:
     """(memory, score) for the best `limit` matches of `text` within `queryset`, the memories
     of a project holding `share` of the table (`project_share`)."""
+    base = search_base(queryset)
     if match == "all" or _WEBSEARCH_SYNTAX.search(text):
-        return _strict_ranked(queryset, text, limit=limit)
+        return _strict_ranked(base.queryset(), text, limit=limit)
     lexemes = query_lexemes(text)
     if not lexemes:
         return []
-    return _idf_ranked(queryset, lexemes, limit=limit, share=share)
+    return _idf_ranked(base, lexemes, limit=limit, share=share)
 
 
 def _strict_ranked(
@@ -98,7 +101,7 @@ def query_lexemes(text: str) -> list[str]:
 
 
 def _idf_ranked(
-    queryset: QuerySet[Memory], lexemes: list[str], *, limit: int, share: float = 1.0
+    base: SearchBase, lexemes: list[str], *, limit: int, share: float = 1.0
 ) -> list[tuple[Memory, float]]:
     """(memory, Σ idf(term) over the query terms it contains) for the top `limit`, best
     first, each memory loaded with the candidate fields (and effective_confidence when the
@@ -111,12 +114,10 @@ def _idf_ranked(
     as its share of the candidates. The tie-break (`ts_rank_cd`) runs on the best rows only.
     """
     cap = settings.MEMORY_SEARCH_TERM_CAP
-    skipped = _skipped_terms(lexemes, cap, queryset.db, share)
-    # The filtered queryset is compiled once; the branches are plain SQL around it (PostgreSQL
-    # pulls the subquery up, so each branch is one GIN scan with the filters): compiling a
-    # queryset per branch with a flag per term cost more in Python than the statement itself.
-    base = queryset.order_by().values_list("pk", "search_vector")
-    base_sql, base_params = base.query.sql_with_params()
+    skipped = _skipped_terms(lexemes, cap, base.db, share)
+    # The branches are plain SQL around the compiled base (PostgreSQL pulls the subquery up,
+    # so each branch is one GIN scan with the filters): compiling a queryset per branch with
+    # a flag per term cost more in Python than the statement itself.
     term = "b.sv @@ quote_literal(%s)::tsquery"  # folded to a constant at plan time
     flags = ", ".join(f"{term} AS t{i}" for i in range(len(lexemes)))
     conditions = [[i] for i in range(len(lexemes)) if i not in skipped]
@@ -125,10 +126,8 @@ def _idf_ranked(
     sql_parts, params = [], []
     for terms in conditions:
         where = " AND ".join(term for _ in terms)
-        sql_parts.append(
-            f"(SELECT b.pk, {flags} FROM ({base_sql}) AS b(pk, sv) WHERE {where} LIMIT %s)"
-        )
-        params += [*lexemes, *base_params, *(lexemes[i] for i in terms), cap]
+        sql_parts.append(f"(SELECT b.id, {flags} FROM {base.source('b')} WHERE {where} LIMIT %s)")
+        params += [*lexemes, *base.params, *(lexemes[i] for i in terms), cap]
     columns = [f"t{i}" for i in range(len(lexemes))]
     idf_terms = []
     # A skipped term counts as if its branch had brought its `cap` memories (all of them
@@ -139,14 +138,9 @@ def _idf_ranked(
         extra = cap if i in skipped else 0
         df = f"(count(*) FILTER (WHERE {column}) OVER () + {extra})::float8"
         idf_terms.append(f"ln(1 + ({total} - {df} + 0.5) / ({df} + 0.5)) * {column}::int")
-    # The best rows are read back through the filtered queryset (one index probe each), which
-    # also computes the annotations ranking needs: no second round trip for the rows.
-    confidence = "effective_confidence" in queryset.query.annotations
+    # The best rows are read back through the base (one index probe each), which also
+    # computes the effective confidence ranking needs: no second round trip for the rows.
     fields = list(candidate_columns())
-    loaded = [*fields, "search_vector", *(["effective_confidence"] if confidence else [])]
-    rows_sql, rows_params = queryset.order_by().values_list(*loaded).query.sql_with_params()
-    row_columns = ", ".join(f"r{i}" for i in range(len(loaded)))
-    vector = f"r{len(fields)}"
     any_term = " || ".join("quote_literal(%s)::tsquery" for _ in lexemes)
     sql = f"""
         WITH candidates AS (
@@ -158,17 +152,18 @@ def _idf_ranked(
         ), best AS (
             SELECT id, score FROM scored ORDER BY score DESC LIMIT %s
         )
-        SELECT r.*, best.score, ts_rank_cd(r.{vector}, {any_term}, {RANK_NORMALIZATION}) AS tie
-        FROM best JOIN ({rows_sql}) AS r({row_columns}) ON r.r0 = best.id
+        SELECT {", ".join(f"r.{field}" for field in fields)}, r.ec, best.score,
+            ts_rank_cd(r.sv, {any_term}, {RANK_NORMALIZATION}) AS tie
+        FROM best JOIN {base.source("r")} ON r.id = best.id
         ORDER BY best.score DESC, tie DESC LIMIT %s
     """
-    params = [*params, limit * TIE_BREAK_POOL, *lexemes, *rows_params, limit]
-    fetched = _fetch_without_sequential_scans(queryset.db, sql, params)
+    params = [*params, limit * TIE_BREAK_POOL, *lexemes, *base.params, limit]
+    fetched = _fetch_without_sequential_scans(base.db, sql, params)
     ranked = []
     for row in fetched:
-        memory = Memory.from_db(queryset.db, fields, row[: len(fields)])
-        if confidence:
-            memory.effective_confidence = row[len(fields) + 1]  # type: ignore[attr-defined]
+        memory = Memory.from_db(base.db, fields, row[: len(fields)])
+        if base.confidence:
+            memory.effective_confidence = row[len(fields)]  # type: ignore[attr-defined]
         score, tie = row[-2], row[-1]
         ranked.append((memory, float(score) + float(tie) * 1e-3))
     return ranked
@@ -261,7 +256,7 @@ def _term_rows(using: str) -> dict[str, float]:
 
 def keyword_search(*, project: Project, query: MemorySearchQuery) -> list[SearchHit]:
     ranked = keyword_ranked(
-        search_queryset(project=project, query=query),
+        compiled_search_base(project=project, query=query),
         query.text,
         limit=candidate_count(query),
         match=query.options.get("keyword_match", "any"),

@@ -14,17 +14,19 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections, transaction
-from django.db.models import QuerySet, UUIDField
+from django.db.models import FloatField, QuerySet, UUIDField, Value
 from django.db.models.expressions import RawSQL
 
 from memories.embeddings import Embedder, get_embedder
 from memories.models import Memory
 from memories.selectors.filters import effective_confidence
-from memories.selectors.pending_vectors import split_by_graph
+from memories.selectors.pending_vectors import graph_and_pending
 from memories.selectors.search.dispatch import (
+    SearchBase,
     candidate_columns,
     candidate_count,
-    search_queryset,
+    compiled_search_base,
+    search_base,
 )
 from memories.selectors.search_types import SearchHit, SearchQuery
 from memoryplatform.lib.vectors import vector_literal
@@ -52,7 +54,7 @@ def min_similarity_of(query: SearchQuery) -> float:
 
 
 def semantic_ranked(
-    queryset: QuerySet[Memory],
+    queryset: QuerySet[Memory] | SearchBase,
     vector: list[float],
     *,
     limit: int,
@@ -69,11 +71,10 @@ def semantic_ranked(
     much as the index scan itself. `user_scoped` (the filters name a user_id) ranks on the
     ids and vectors alone, which the (project, user_id) covering index holds, and loads the
     winners by key afterwards (see `_ranked_statement`)."""
+    base = search_base(queryset)
     fields = list(candidate_columns())
-    confidence = "effective_confidence" in queryset.query.annotations
-    literal = vector_literal(vector)
-    sql, params = _ranked_statement(queryset, literal, limit, user_scoped)
-    using = queryset.db
+    sql, params = _ranked_statement(base, vector_literal(vector), limit, user_scoped)
+    using = base.db
     if limit <= settings.MEMORY_HNSW_EF_SEARCH:  # the session's settings (see DATABASES)
         rows = _fetch(using, sql, params)
     else:  # the index returns at most ef_search rows per scan step: widen it for this query
@@ -89,16 +90,17 @@ def semantic_ranked(
         if min_similarity > 0 and similarity < min_similarity:
             continue
         memory = Memory.from_db(using, fields, row[: len(fields)])
-        if confidence:
+        if base.confidence:
             memory.effective_confidence = row[len(fields)]  # type: ignore[attr-defined]
         ranked.append((memory, similarity))
     return sorted(ranked, key=lambda pair: -pair[1])
 
 
 def _ranked_statement(
-    queryset: QuerySet[Memory], literal: str, limit: int, user_scoped: bool
+    queryset: QuerySet[Memory] | SearchBase, literal: str, limit: int, user_scoped: bool
 ) -> tuple[str, list[Any]]:
-    """The ranking statement: rows of the loaded columns followed by the cosine distance.
+    """The ranking statement: rows of the candidate columns and the effective confidence,
+    followed by the cosine distance.
 
     Unscoped, one level: the nearest rows come from the HNSW scan with every column.
     Scoped to a user, two: the inner level orders the filtered (id, embedding) pairs by
@@ -108,44 +110,45 @@ def _ranked_statement(
     second level would only add ~0.7 ms of lookups and planning. Either way the ranking is
     of the rows in the graph and of those whose vector is pending, apart, then together
     (memories.selectors.pending_vectors)."""
-    columns = list(candidate_columns())
-    if "effective_confidence" in queryset.query.annotations:
-        columns.append("effective_confidence")
-    filtered = queryset.filter(embedding__isnull=False).order_by()
+    base = search_base(queryset)
+    distance = "b.emb <=> %s::vector"
+    ranking = (
+        f"FROM {base.source('b')} WHERE b.emb IS NOT NULL AND {{pending}}"
+        f" ORDER BY {distance} LIMIT %s"
+    )
+    part_params = [literal, *base.params, literal, limit]
     if not user_scoped:
-        names = [f"r{i}" for i in range(len(columns) + 1)]
-        *selected, embedding = names
-        parts, params = [], []
-        for part in split_by_graph(filtered):
-            base_sql, base_params = part.values_list(*columns, "embedding").query.sql_with_params()
-            parts.append(
-                f"(SELECT {', '.join(selected)}, {embedding} <=> %s::vector AS distance"
-                f" FROM ({base_sql}) AS r({', '.join(names)})"
-                f" ORDER BY {embedding} <=> %s::vector LIMIT %s)"
-            )
-            params += [literal, *base_params, literal, limit]
-        sql = f"SELECT * FROM ({' UNION ALL '.join(parts)}) AS u ORDER BY u.distance LIMIT %s"
-        return sql, [*params, limit]
-    parts, inner_params = [], []
-    for part in split_by_graph(filtered):
-        inner_sql, part_params = part.values_list("id", "embedding").query.sql_with_params()
-        parts.append(
-            f"(SELECT r.i, r.v <=> %s::vector AS distance FROM ({inner_sql}) AS r(i, v)"
-            f" ORDER BY r.v <=> %s::vector LIMIT %s)"
-        )
-        inner_params += [literal, *part_params, literal, limit]
-    winner = Memory.objects.filter(pk=RawSQL("t.i", (), output_field=UUIDField()))
-    if "effective_confidence" in columns:
-        winner = winner.annotate(effective_confidence=effective_confidence())
-    outer_sql, outer_params = winner.order_by().values_list(*columns).query.sql_with_params()
-    names = [f"w{i}" for i in range(len(columns))]
+        columns = ", ".join(f"b.{column}" for column in (*candidate_columns(), "ec"))
+        statement = f"SELECT {columns}, {distance} AS distance {ranking}"
+        parts = graph_and_pending(statement, "b.pending")
+        sql = f"SELECT * FROM ({parts}) AS u ORDER BY u.distance LIMIT %s"
+        return sql, [*part_params, *part_params, limit]
+    parts = graph_and_pending(f"SELECT b.id AS i, {distance} AS distance {ranking}", "b.pending")
+    half_life = settings.MEMORY_DECAY_HALF_LIFE_DAYS
+    outer_sql, outer_params = _winner_statement(base.db, base.confidence, half_life)
+    names = ", ".join(f"w{i}" for i in range(len(candidate_columns()) + 1))
     sql = (
-        f"SELECT {', '.join(names)}, t.distance FROM ("
-        f"SELECT * FROM ({' UNION ALL '.join(parts)}) AS u ORDER BY u.distance LIMIT %s) AS t"
-        f" CROSS JOIN LATERAL ({outer_sql}) AS w({', '.join(names)})"
+        f"SELECT {names}, t.distance FROM ("
+        f"SELECT * FROM ({parts}) AS u ORDER BY u.distance LIMIT %s) AS t"
+        f" CROSS JOIN LATERAL ({outer_sql}) AS w({names})"
         f" ORDER BY t.distance"
     )
-    return sql, [*inner_params, limit, *outer_params]
+    return sql, [*part_params, *part_params, limit, *outer_params]
+
+
+@functools.cache
+def _winner_statement(
+    using: str, confidence: bool, half_life: float
+) -> tuple[str, tuple[Any, ...]]:
+    """The memory `t.i` by primary key, its candidate columns and effective confidence (NULL
+    when the search's base has none), compiled once per process and decay half-life."""
+    winner = Memory.objects.using(using).filter(pk=RawSQL("t.i", (), output_field=UUIDField()))
+    if confidence:
+        winner = winner.annotate(ec=effective_confidence())
+    else:
+        winner = winner.annotate(ec=Value(None, output_field=FloatField()))
+    sql, params = winner.order_by().values_list(*candidate_columns(), "ec").query.sql_with_params()
+    return sql, tuple(params)
 
 
 def _fetch(using: str, sql: str, params: list[Any]) -> list[tuple]:
@@ -156,7 +159,7 @@ def _fetch(using: str, sql: str, params: list[Any]) -> list[tuple]:
 
 def semantic_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
     ranked = semantic_ranked(
-        search_queryset(project=project, query=query),
+        compiled_search_base(project=project, query=query),
         query_vector(query.text),
         limit=candidate_count(query),
         min_similarity=min_similarity_of(query),
