@@ -16,10 +16,10 @@ from uuid import UUID
 
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 
-from entities.models import Entity, EntityMemory, Relation
-from entities.selectors.traversal import RelationFilter, entity_reach
+from entities.models import Entity, EntityMemory
+from entities.selectors.traversal import RelationFilter, edges_among, entity_reach
 from entities.services.entities import normalize_name
 from entities.services.extraction import STOPWORDS
 from memories.selectors.memories import project_memory_count
@@ -134,16 +134,15 @@ def entity_scores(
     scores = {pk: score for pk, score in seeds.items() if pk in reach}
     if depth == 0 or len(reach) <= len(scores):
         return scores
-    edges = list(
-        Relation.objects.filter(relations.q(project))
-        .filter(source_id__in=reach, target_id__in=reach)
-        .values_list("source_id", "target_id", "strength", "confidence")
-    )
+    edges = [
+        (edge.source_id, edge.target_id, edge.strength * edge.confidence)
+        for edge in edges_among(project, list(reach), relations)
+    ]
     for _ in range(depth):  # max-product relaxation, one hop per round
         changed = False
-        for source, target, strength, confidence in edges:
+        for source, target, weight in edges:
             for a, b in ((source, target), (target, source)):
-                candidate = scores.get(a, 0.0) * strength * confidence
+                candidate = scores.get(a, 0.0) * weight
                 if candidate > scores.get(b, 0.0):
                     scores[b], changed = candidate, True
         if not changed:
@@ -152,15 +151,30 @@ def entity_scores(
 
 
 def _memory_scores(
-    project: Project, scores: dict[int, float], memory_ids: Any = None
+    project: Project, scores: dict[int, float], memory_ids: list[UUID] | QuerySet | None = None
 ) -> dict[UUID, tuple[float, list[int]]]:
-    """Noisy-OR of entity score × link relevance per memory, with the entities involved."""
-    links = EntityMemory.objects.filter(project=project, entity_id__in=list(scores))
-    if memory_ids is not None:
-        links = links.filter(memory_id__in=memory_ids)
+    """Noisy-OR of entity score × link relevance per memory, with the entities involved,
+    for the memories among `memory_ids` (ids, or a queryset of `pk` values) or any. One
+    statement written out (the ORM's, for the ~100 ids of a hybrid search's hits, cost
+    ~1 ms of Python on a 2-vCPU VM)."""
+    sql = (
+        f"SELECT entity_id, memory_id, relevance FROM {EntityMemory._meta.db_table} "
+        "WHERE project_id = %s AND entity_id = ANY(%s::bigint[])"
+    )
+    params: list[Any] = [project.pk, list(scores)]
+    if isinstance(memory_ids, QuerySet):
+        subquery, sub_params = memory_ids.query.sql_with_params()
+        sql += f" AND memory_id IN ({subquery})"
+        params += sub_params
+    elif memory_ids is not None:
+        sql += " AND memory_id = ANY(%s::uuid[])"
+        params.append(list(memory_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        links = cursor.fetchall()
     misses: dict[UUID, float] = defaultdict(lambda: 1.0)
     via: dict[UUID, list[int]] = defaultdict(list)
-    for entity_id, memory_id, relevance in links.values_list("entity_id", "memory_id", "relevance"):
+    for entity_id, memory_id, relevance in links:
         misses[memory_id] *= 1.0 - min(1.0, scores[entity_id] * relevance)
         via[memory_id].append(entity_id)
     return {memory_id: (1.0 - miss, via[memory_id]) for memory_id, miss in misses.items()}

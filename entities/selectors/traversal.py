@@ -250,7 +250,7 @@ def entity_subgraph(
         ),
         key=lambda node: (node.depth, node.name.casefold(), node.id),
     )
-    edges = _edges_among(project, list(reach), relations)
+    edges = edges_among(project, list(reach), relations)
     memories = (
         entity_top_memories(project=project, entity_ids=list(reach), per_entity=memories_per_node)
         if include_memories
@@ -259,7 +259,9 @@ def entity_subgraph(
     return Subgraph(center, nodes, edges, memories)
 
 
-def _edges_among(project: Project, ids: list[int], relations: RelationFilter) -> list[GraphEdge]:
+def edges_among(project: Project, ids: list[int], relations: RelationFilter) -> list[GraphEdge]:
+    """The relations between two of the entities `ids` that `relations` lets a walk follow,
+    strongest first."""
     # unnest + hash join on the source and a hashed ANY on the target: one index scan,
     # where `IN (...) AND IN (...)` makes the planner walk the relations table
     columns = ", ".join(f"e.{name}" for name in _EDGE_FIELDS)
