@@ -37,3 +37,28 @@ def test_many_requests_reuse_a_bounded_pool_of_connections(live_server_mcp, alic
             response = client.post("/api/v1/memories/search/", json={"query": "tea"})
             assert response.status_code == 200, response.text
     assert _server_connections() <= SERVER_POOL + 2
+
+
+def test_connections_the_database_closed_are_replaced_not_used(live_server_mcp, alice):  # noqa: F811
+    # pooled connections are checked without a round trip (their socket tells when the
+    # server has closed them): a restart or an administrator's kill costs no failed request
+    headers = {"Authorization": f"Bearer {alice.key}"}
+    with httpx.Client(base_url=live_server_mcp.url, headers=headers, timeout=30) as client:
+        stored = client.post(
+            "/api/v1/memories/", json={"content": "User likes tea", "user_id": "u1"}
+        )
+        assert stored.status_code == 201, stored.text
+        for _ in range(3):
+            for _ in range(5):
+                response = client.post("/api/v1/memories/search/", json={"query": "tea"})
+                assert response.status_code == 200, response.text
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    " AND backend_type = 'client backend'"
+                )
+                assert cursor.fetchone()[0] >= 1
+        response = client.post("/api/v1/memories/search/", json={"query": "tea"})
+        assert response.status_code == 200, response.text
+        assert [hit["content"] for hit in response.json()["results"]] == ["User likes tea"]
