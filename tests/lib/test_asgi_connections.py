@@ -8,7 +8,11 @@ import httpx
 import pytest
 from django.db import connection
 
-from tests.mcp.conftest import child_env, live_server_mcp  # noqa: F401 (fixture)
+from tests.mcp.conftest import (  # noqa: F401 (fixture)
+    LIVE_SERVER_APPLICATION,
+    child_env,
+    live_server_mcp,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -54,9 +58,9 @@ def test_connections_the_database_closed_are_replaced_not_used(live_server_mcp, 
                 assert response.status_code == 200, response.text
             with connection.cursor() as cursor:
                 cursor.execute(
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                    " AND backend_type = 'client backend'"
+                    "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND application_name = %s",
+                    [LIVE_SERVER_APPLICATION],
                 )
                 assert cursor.fetchone()[0] >= 1
         response = client.post("/api/v1/memories/search/", json={"query": "tea"})

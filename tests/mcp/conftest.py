@@ -102,6 +102,9 @@ class LiveServer:
             yield session
 
 
+LIVE_SERVER_APPLICATION = "memoryplatform-live-server"
+
+
 @pytest.fixture
 def live_server_mcp(transactional_db: None) -> Iterator[LiveServer]:
     """daphne (what `manage.py serve` runs) serving memoryplatform.asgi on a free port."""
@@ -109,7 +112,7 @@ def live_server_mcp(transactional_db: None) -> Iterator[LiveServer]:
     command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
     process = subprocess.Popen(
         [*command, "memoryplatform.asgi:application"],
-        env=child_env(),
+        env=child_env(PGAPPNAME=LIVE_SERVER_APPLICATION),  # its connections, by name
         cwd=str(settings.BASE_DIR),
     )
     url = f"http://127.0.0.1:{port}"
