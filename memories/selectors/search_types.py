@@ -27,8 +27,33 @@ class SearchQuery:
     options: dict[str, Any] = field(default_factory=dict)  # mode-specific knobs (alpha, fusion...)
 
 
+class Candidate:
+    """A memory as a mode found it: what ranking reads of it (CANDIDATE_FIELDS and, when the
+    search computed it, effective_confidence). The dispatcher replaces the returned page's
+    candidates by whole rows. A plain object: building Memory instances for a hybrid
+    search's ~100 candidates took ~0.7 ms of Python (session 19)."""
+
+    __slots__ = ("created_at", "effective_confidence", "pk", "token_count")
+
+    def __init__(self, pk: Any, created_at: Any, token_count: int) -> None:
+        self.pk = pk
+        self.created_at = created_at
+        self.token_count = token_count
+
+    @property
+    def id(self) -> Any:
+        return self.pk
+
+    def __repr__(self) -> str:
+        return f"<Candidate {self.pk}>"
+
+
+# A mode's ranking before paging: (memory, relevance), best first.
+Ranked = list[tuple[Candidate | Memory, float]]
+
+
 @dataclass
 class SearchHit:
-    memory: Memory
+    memory: Memory | Candidate  # whole rows once the dispatcher has paged the hits
     score: float
     parts: dict[str, float] = field(default_factory=dict)  # keyword, semantic, graph, confidence...

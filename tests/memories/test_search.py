@@ -374,3 +374,34 @@ def test_the_vector_index_skips_a_deleted_memory_and_finds_it_again_once_restore
     assert kept["id"] in found() and gone["id"] not in found()
     assert alice.post(f"/api/v1/memories/{gone['id']}/restore/").status_code == 200
     assert gone["id"] in found()
+
+
+def candidates_with_a_deleted_one(*, project, query):
+    """A mode (plugged in below) returning Candidates, as keyword and semantic do, the best of
+    them a memory deleted after it was ranked."""
+    from memories.selectors.search_types import Candidate, SearchHit
+
+    rows = Memory.objects.filter(project=project).order_by("content")  # deleted ones too
+    hits = []
+    for rank, memory in enumerate(rows):
+        found = Candidate(memory.pk, memory.created_at, memory.token_count)
+        found.effective_confidence = 1.0
+        hits.append(SearchHit(found, 1.0 - rank / 10, {"test": 1.0}))
+    return hits
+
+
+def test_a_page_of_candidates_becomes_whole_rows_without_the_deleted(
+    alice, remember, monkeypatch
+) -> None:
+    gone = remember("a first note, deleted after ranking")
+    kept = remember("b second note about tea", metadata={"cup": "green"})
+    Memory.objects.filter(pk=gone["id"]).update(deleted_at=timezone.now())
+    monkeypatch.setitem(MODES, "test", f"{__name__}.candidates_with_a_deleted_one")
+    from memories.selectors.search import memory_search
+    from memories.selectors.search_types import SearchQuery
+
+    result = memory_search(project=alice.project, query=SearchQuery(text="note", mode="test"))
+    assert [str(hit.memory.pk) for hit in result.hits] == [kept["id"]]
+    assert result.hits[0].memory.content == "b second note about tea"
+    assert result.hits[0].memory.metadata == {"cup": "green"}
+    assert result.tokens == result.hits[0].memory.token_count

@@ -18,7 +18,7 @@ from django.utils.module_loading import import_string
 from memories.models import Memory
 from memories.selectors.filters import apply_filters, effective_confidence
 from memories.selectors.memories import memories_by_id, memory_queryset, project_share
-from memories.selectors.search_types import SearchHit, SearchQuery
+from memories.selectors.search_types import Candidate, SearchHit, SearchQuery
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
 
@@ -32,16 +32,31 @@ MODES: dict[str, str] = {
 }
 HYBRID_BOOSTS: list[str] = ["entities.selectors.search.graph_boost"]
 
-# What ranking reads of a candidate (plus effective_confidence): modes load candidates with
-# `.only(*CANDIDATE_FIELDS)` and the dispatcher loads whole rows for the returned page alone.
+# What ranking reads of a candidate (plus effective_confidence): modes load candidates as
+# `Candidate`s of these columns and the dispatcher loads whole rows for the returned page alone.
 CANDIDATE_FIELDS = ("id", "created_at", "token_count")
 
 
 @functools.cache
 def candidate_columns() -> tuple[str, ...]:
-    """CANDIDATE_FIELDS in the model's field order, the order `Model.from_db` expects (for
-    modes that write their statement out and load candidates from its rows)."""
+    """CANDIDATE_FIELDS in the model's field order (the order the modes' statements select
+    them in; `candidate` reads a row of them)."""
     return tuple(f.attname for f in Memory._meta.concrete_fields if f.attname in CANDIDATE_FIELDS)
+
+
+def candidate(row: Any, effective_confidence: float | None = None) -> Candidate:
+    """The Candidate of a statement row starting with candidate_columns()."""
+    pk, created_at, token_count = (row[i] for i in _candidate_positions())
+    found = Candidate(pk, created_at, token_count)
+    if effective_confidence is not None:
+        found.effective_confidence = effective_confidence
+    return found
+
+
+@functools.cache
+def _candidate_positions() -> tuple[int, int, int]:
+    columns = candidate_columns()
+    return columns.index("id"), columns.index("created_at"), columns.index("token_count")
 
 
 MAX_QUERY_LENGTH = 2000
@@ -176,9 +191,8 @@ def memory_search(*, project: Project, query: SearchQuery) -> SearchResult:
     _validate(query)
     mode = _resolve(query.mode)
     hits = _rank_by_confidence(mode(project=project, query=query))
-    page = hits[query.offset : query.offset + query.limit]
+    page = _load_rows(project, hits[query.offset : query.offset + query.limit])
     page, tokens, exhausted = _within_budget(page, query.token_budget)
-    _load_rows(project, page)
     return SearchResult(
         hits=page,
         mode=query.mode,
@@ -252,17 +266,23 @@ def _rank_by_confidence(hits: list[SearchHit]) -> list[SearchHit]:
     return sorted(hits, key=lambda hit: -hit.score)
 
 
-def _load_rows(project: Project, hits: list[SearchHit]) -> None:
-    """Whole rows for hits whose mode loaded only CANDIDATE_FIELDS, in one query."""
-    partial = [hit for hit in hits if "content" in hit.memory.get_deferred_fields()]
+def _load_rows(project: Project, hits: list[SearchHit]) -> list[SearchHit]:
+    """The hits with whole rows for those whose mode returned Candidates, in one query; a
+    memory deleted since it was ranked is left out."""
+    partial = [hit for hit in hits if isinstance(hit.memory, Candidate)]
     if not partial:
-        return
+        return hits
     by_id = memories_by_id(project=project, ids=[hit.memory.pk for hit in partial])
-    for hit in partial:
-        row = by_id.get(hit.memory.pk)
-        if row is not None:  # deleted meanwhile: keep what ranking saw
+    loaded = []
+    for hit in hits:
+        if isinstance(hit.memory, Candidate):
+            row = by_id.get(hit.memory.pk)
+            if row is None:
+                continue
             row.effective_confidence = hit.memory.effective_confidence  # type: ignore[attr-defined]
             hit.memory = row
+        loaded.append(hit)
+    return loaded
 
 
 def _within_budget(hits: list[SearchHit], budget: int | None) -> tuple[list[SearchHit], int, bool]:

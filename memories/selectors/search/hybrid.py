@@ -27,7 +27,6 @@ from typing import Any
 
 from django.conf import settings
 
-from memories.models import Memory
 from memories.selectors.memories import project_share
 from memories.selectors.search.dispatch import (
     candidate_count,
@@ -40,7 +39,7 @@ from memories.selectors.search.semantic import (
     query_vector,
     semantic_ranked,
 )
-from memories.selectors.search_types import SearchHit, SearchQuery
+from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
 from memoryplatform.lib.db_threads import beside
 from memoryplatform.lib.errors import InvalidInput, ProviderError
 from tenants.models import Project
@@ -55,7 +54,7 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
     pool = max(candidate_count(query), int(query.options.get("pool", 0)))
     min_similarity = min_similarity_of(query)
 
-    def semantic_side() -> list[tuple[Memory, float]] | None:
+    def semantic_side() -> Ranked | None:
         try:
             vector = query_vector(query.text)
         except ProviderError as exc:
@@ -99,9 +98,7 @@ def _fusion_options(options: dict[str, Any]) -> tuple[str, float]:
     return fusion, float(alpha)
 
 
-def _minmax(
-    keyword: list[tuple[Memory, float]], semantic: list[tuple[Memory, float]], alpha: float
-) -> list[SearchHit]:
+def _minmax(keyword: Ranked, semantic: Ranked, alpha: float) -> list[SearchHit]:
     ranks = [rank for _, rank in keyword]
     low, high = min(ranks, default=0.0), max(ranks, default=0.0)
     hits: dict[Any, SearchHit] = {}
@@ -118,9 +115,7 @@ def _minmax(
     return list(hits.values())
 
 
-def _rrf(
-    keyword: list[tuple[Memory, float]], semantic: list[tuple[Memory, float]], alpha: float
-) -> list[SearchHit]:
+def _rrf(keyword: Ranked, semantic: Ranked, alpha: float) -> list[SearchHit]:
     k = settings.MEMORY_SEARCH_RRF_K
     best = alpha / (k + 1) + (1 - alpha) / (k + 1)
     hits: dict[Any, SearchHit] = {}

@@ -32,12 +32,13 @@ from memories.models import TEXT_SEARCH_CONFIG, Memory
 from memories.selectors.memories import project_share
 from memories.selectors.search.dispatch import (
     SearchBase,
+    candidate,
     candidate_columns,
     candidate_count,
     compiled_search_base,
     search_base,
 )
-from memories.selectors.search_types import SearchHit
+from memories.selectors.search_types import Ranked, SearchHit
 from memories.selectors.search_types import SearchQuery as MemorySearchQuery
 from tenants.models import Project
 
@@ -67,7 +68,7 @@ def keyword_ranked(
     limit: int,
     match: str = "any",
     share: float = 1.0,
-) -> list[tuple[Memory, float]]:
+) -> Ranked:
     """(memory, score) for the best `limit` matches of `text` within `queryset`, the memories
     of a project holding `share` of the table (`project_share`)."""
     base = search_base(queryset)
@@ -79,9 +80,7 @@ def keyword_ranked(
     return _idf_ranked(base, lexemes, limit=limit, share=share)
 
 
-def _strict_ranked(
-    queryset: QuerySet[Memory], text: str, *, limit: int
-) -> list[tuple[Memory, float]]:
+def _strict_ranked(queryset: QuerySet[Memory], text: str, *, limit: int) -> Ranked:
     tsquery = SearchQuery(text, search_type="websearch", config=TEXT_SEARCH_CONFIG)
     rows = (
         queryset.filter(Matches(F("search_vector"), tsquery))
@@ -112,9 +111,7 @@ def _cached_lexemes(text: str) -> tuple[str, ...]:
         return tuple(cursor.fetchone()[0][:MAX_TERMS])
 
 
-def _idf_ranked(
-    base: SearchBase, lexemes: list[str], *, limit: int, share: float = 1.0
-) -> list[tuple[Memory, float]]:
+def _idf_ranked(base: SearchBase, lexemes: list[str], *, limit: int, share: float = 1.0) -> Ranked:
     """(memory, Σ idf(term) over the query terms it contains) for the top `limit`, best
     first, each memory loaded with the candidate fields (and effective_confidence when the
     queryset has it) by the same statement.
@@ -173,11 +170,9 @@ def _idf_ranked(
     fetched = _fetch_without_sequential_scans(base.db, sql, params)
     ranked = []
     for row in fetched:
-        memory = Memory.from_db(base.db, fields, row[: len(fields)])
-        if base.confidence:
-            memory.effective_confidence = row[len(fields)]  # type: ignore[attr-defined]
+        found = candidate(row, row[len(fields)] if base.confidence else None)
         score, tie = row[-2], row[-1]
-        ranked.append((memory, float(score) + float(tie) * 1e-3))
+        ranked.append((found, float(score) + float(tie) * 1e-3))
     return ranked
 
 

@@ -23,12 +23,13 @@ from memories.selectors.filters import effective_confidence
 from memories.selectors.pending_vectors import graph_and_pending
 from memories.selectors.search.dispatch import (
     SearchBase,
+    candidate,
     candidate_columns,
     candidate_count,
     compiled_search_base,
     search_base,
 )
-from memories.selectors.search_types import SearchHit, SearchQuery
+from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
 from memoryplatform.lib.vectors import vector_literal
 from tenants.models import Project
 
@@ -60,7 +61,7 @@ def semantic_ranked(
     limit: int,
     min_similarity: float,
     user_scoped: bool = False,
-) -> list[tuple[Memory, float]]:
+) -> Ranked:
     """(memory, cosine similarity) for the `limit` nearest, most similar first, each memory
     loaded with the candidate fields (and effective_confidence when the queryset has it).
 
@@ -89,10 +90,7 @@ def semantic_ranked(
         similarity = 1.0 - float(row[-1])
         if min_similarity > 0 and similarity < min_similarity:
             continue
-        memory = Memory.from_db(using, fields, row[: len(fields)])
-        if base.confidence:
-            memory.effective_confidence = row[len(fields)]  # type: ignore[attr-defined]
-        ranked.append((memory, similarity))
+        ranked.append((candidate(row, row[len(fields)] if base.confidence else None), similarity))
     return sorted(ranked, key=lambda pair: -pair[1])
 
 
