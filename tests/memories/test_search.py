@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import timedelta
 
 import pytest
@@ -405,3 +406,28 @@ def test_a_page_of_candidates_becomes_whole_rows_without_the_deleted(
     assert result.hits[0].memory.content == "b second note about tea"
     assert result.hits[0].memory.metadata == {"cup": "green"}
     assert result.tokens == result.hits[0].memory.token_count
+
+
+@pytest.mark.parametrize("in_transaction", [True, False])
+@pytest.mark.django_db(transaction=True)
+def test_a_user_scoped_semantic_search_leaves_the_connections_settings_as_they_were(
+    alice, in_transaction, settings
+) -> None:
+    # a user's ranking runs without bitmap scans and, for a page beyond ef_search, with a
+    # wider scan: for its own statement only, whether or not a transaction encloses it
+    from django.db import connection
+
+    for n in range(6):
+        body = {"content": f"walking the dog, note {n}", "user_id": "u1", "memory_type": "fact"}
+        assert alice.post("/api/v1/memories/", body).status_code == 201
+    settings.MEMORY_HNSW_EF_SEARCH = 3
+    body = {"query": "dog walks", "mode": "semantic", "user_id": "u1", "min_similarity": 0}
+    body |= {"memory_types": ["fact", "decision"], "limit": 5}
+    with transaction.atomic() if in_transaction else contextlib.nullcontext():
+        found = search(alice, **body)
+        assert len(found["results"]) == 5
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('enable_bitmapscan')")
+            assert cursor.fetchone()[0] == "on"
+            cursor.execute("SELECT current_setting('hnsw.ef_search')")
+            assert cursor.fetchone()[0] == "400"

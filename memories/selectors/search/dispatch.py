@@ -16,7 +16,7 @@ from django.db.models import FloatField, QuerySet, Value
 from django.utils.module_loading import import_string
 
 from memories.models import Memory
-from memories.selectors.filters import apply_filters, effective_confidence
+from memories.selectors.filters import MemoryFilters, apply_filters, effective_confidence
 from memories.selectors.memories import memories_by_id, memory_queryset, project_share
 from memories.selectors.search_types import Candidate, SearchHit, SearchQuery
 from memoryplatform.lib.errors import InvalidInput
@@ -116,6 +116,9 @@ class SearchBase:
     confidence: bool
     db: str
     build: Callable[[], QuerySet[Memory]]  # the queryset, for statements the ORM writes
+    # the filters are conditions on plain columns (scope, types, states, dates...), none that
+    # only a GIN index or a subquery answers (tags, metadata, entities): see semantic.py
+    plain_filters: bool = False
 
     def queryset(self) -> QuerySet[Memory]:
         return self.build()
@@ -158,18 +161,22 @@ def compiled_search_base(*, project: Project, query: SearchQuery) -> SearchBase:
     build = functools.partial(search_queryset, project=project, query=query)
     key = _base_key(project, query)
     if key is None:
-        return search_base(build())
+        return replace(search_base(build()), plain_filters=_plain(query.filters))
     with _bases_lock:
         cached = _bases.get(key)
         if cached is not None:
             _bases.move_to_end(key)
     if cached is None:
-        cached = search_base(build())
+        cached = replace(search_base(build()), plain_filters=_plain(query.filters))
         with _bases_lock:
             _bases[key] = cached
             while len(_bases) > SEARCH_BASES:
                 _bases.popitem(last=False)
     return replace(cached, build=build)
+
+
+def _plain(filters: MemoryFilters) -> bool:
+    return not (filters.tags or filters.expression or filters.entities or filters.entity_ids)
 
 
 def _base_key(project: Project, query: SearchQuery) -> tuple[Any, ...] | None:

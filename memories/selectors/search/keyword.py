@@ -22,10 +22,9 @@ import re
 import time
 from typing import Any
 
-import psycopg
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
-from django.db import connection, connections, transaction
+from django.db import connection, connections
 from django.db.models import BooleanField, F, FloatField, Func, QuerySet, Value
 
 from memories.models import TEXT_SEARCH_CONFIG, Memory
@@ -38,6 +37,7 @@ from memories.selectors.search.dispatch import (
     compiled_search_base,
     search_base,
 )
+from memories.selectors.search.statements import fetch_with_settings
 from memories.selectors.search_types import Ranked, SearchHit
 from memories.selectors.search_types import SearchQuery as MemorySearchQuery
 from tenants.models import Project
@@ -184,30 +184,8 @@ def _fetch_without_sequential_scans(using: str, sql: str, params: list[Any]) -> 
     where consolidation had merged 73% of the memories holding "dinner", that branch read
     27,085 rows (35.7 ms) where the GIN index or the project index take 3.3 ms. Keyword
     search at 105k memories: p99 37-39 -> 18-20 ms, p50 unchanged (docs/benchmarks.md).
-
-    In autocommit (a request), the setting and the statement travel as one query string:
-    PostgreSQL runs a multi-statement query as one implicit transaction, so `SET LOCAL`
-    lasts for this statement only, in one round trip where a transaction around them took
-    four (BEGIN, the setting, the statement, COMMIT): through HTTP 0.3-0.9 ms less at p50
-    with PostgreSQL on the same 2-vCPU VM (docs/benchmarks.md, session 18), more where the
-    database is across a network. Inside a transaction the setting holds for this statement,
-    the previous value restored for the rest of the enclosing one."""
-    db = connections[using]
-    with db.cursor() as cursor:
-        if not db.in_atomic_block and isinstance(cursor.cursor, psycopg.ClientCursor):
-            cursor.execute(f"SET LOCAL enable_seqscan = off; {sql}", params)
-            cursor.nextset()
-            return cursor.fetchall()
-    with transaction.atomic(using=using), db.cursor() as cursor:
-        cursor.execute(
-            "SELECT current_setting('enable_seqscan'), set_config('enable_seqscan', 'off', true)"
-        )
-        (previous, _) = cursor.fetchone()
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-        # SET LOCAL outlives a savepoint: give the enclosing transaction its value back
-        cursor.execute("SELECT set_config('enable_seqscan', %s, true)", [previous])
-        return rows
+    One round trip outside a transaction (`fetch_with_settings`)."""
+    return fetch_with_settings(using, sql, params, {"enable_seqscan": "off"})
 
 
 def _skipped_terms(lexemes: list[str], cap: int, using: str, share: float = 1.0) -> set[int]:
