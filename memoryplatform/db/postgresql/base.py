@@ -71,9 +71,18 @@ def check_pooled_connection(conn: psycopg.Connection) -> None:
     """Return quietly if `conn` looks usable; raise (the pool then discards it) if not."""
     if conn.closed or conn.broken:
         raise psycopg.OperationalError("the connection is closed")
-    readable, _, _ = select.select([conn.fileno()], [], [], 0)
-    if readable:  # the server said something unasked: most likely that it is closing
+    if _readable(conn.fileno()):  # the server said something unasked: most likely goodbye
         ConnectionPool.check_connection(conn)
+
+
+def _readable(fd: int) -> bool:
+    """Whether `fd` has something to read, without waiting (poll: a server process may hold
+    more than the 1,024 descriptors select() can watch)."""
+    if not hasattr(select, "poll"):  # not on Linux or macOS
+        return bool(select.select([fd], [], [], 0)[0])
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
