@@ -4,6 +4,9 @@ clients ("too many clients already")."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import httpx
 import pytest
 from django.db import connection
@@ -29,33 +32,38 @@ def _server_connections() -> int:
         return cursor.fetchone()[0]
 
 
-def test_many_requests_reuse_a_bounded_pool_of_connections(live_server_mcp, alice):  # noqa: F811
-    headers = {"Authorization": f"Bearer {alice.key}"}
-    with httpx.Client(base_url=live_server_mcp.url, headers=headers, timeout=30) as client:
-        stored = client.post(
-            "/api/v1/memories/", json={"content": "User likes tea", "user_id": "u1"}
-        )
+@contextlib.contextmanager
+def _client_with_tea(server, tenant) -> Iterator[httpx.Client]:
+    """A client of the live server, as `tenant`, whose project holds one memory."""
+    headers = {"Authorization": f"Bearer {tenant.key}"}
+    with httpx.Client(base_url=server.url, headers=headers, timeout=30) as client:
+        body = {"content": "User likes tea", "user_id": "u1"}
+        stored = client.post("/api/v1/memories/", json=body)
         assert stored.status_code == 201, stored.text
+        yield client
+
+
+def _search_tea(client: httpx.Client) -> list[str]:
+    # a search reads, and reinforces what it returns after the response is sent
+    response = client.post("/api/v1/memories/search/", json={"query": "tea"})
+    assert response.status_code == 200, response.text
+    return [hit["content"] for hit in response.json()["results"]]
+
+
+def test_many_requests_reuse_a_bounded_pool_of_connections(live_server_mcp, alice):  # noqa: F811
+    with _client_with_tea(live_server_mcp, alice) as client:
         for _ in range(REQUESTS):
-            # a search reads, and reinforces what it returns after the response is sent
-            response = client.post("/api/v1/memories/search/", json={"query": "tea"})
-            assert response.status_code == 200, response.text
+            _search_tea(client)
     assert _server_connections() <= SERVER_POOL + 2
 
 
 def test_connections_the_database_closed_are_replaced_not_used(live_server_mcp, alice):  # noqa: F811
     # pooled connections are checked without a round trip (their socket tells when the
     # server has closed them): a restart or an administrator's kill costs no failed request
-    headers = {"Authorization": f"Bearer {alice.key}"}
-    with httpx.Client(base_url=live_server_mcp.url, headers=headers, timeout=30) as client:
-        stored = client.post(
-            "/api/v1/memories/", json={"content": "User likes tea", "user_id": "u1"}
-        )
-        assert stored.status_code == 201, stored.text
+    with _client_with_tea(live_server_mcp, alice) as client:
         for _ in range(3):
             for _ in range(5):
-                response = client.post("/api/v1/memories/search/", json={"query": "tea"})
-                assert response.status_code == 200, response.text
+                _search_tea(client)
             with connection.cursor() as cursor:
                 cursor.execute(
                     "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity"
@@ -63,6 +71,4 @@ def test_connections_the_database_closed_are_replaced_not_used(live_server_mcp, 
                     [LIVE_SERVER_APPLICATION],
                 )
                 assert cursor.fetchone()[0] >= 1
-        response = client.post("/api/v1/memories/search/", json={"query": "tea"})
-        assert response.status_code == 200, response.text
-        assert [hit["content"] for hit in response.json()["results"]] == ["User likes tea"]
+        assert _search_tea(client) == ["User likes tea"]
