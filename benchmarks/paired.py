@@ -52,9 +52,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--n", type=int, default=100_000, help="the store of scale --n N")
     parser.add_argument("--queries", type=int, default=400, help="questions per kind")
     parser.add_argument("--kinds", default="hybrid,hybrid +filters", help=f"of {', '.join(KINDS)}")
+    parser.add_argument(
+        "--block",
+        type=int,
+        default=1,
+        help="questions each server answers in a row before the next takes them (1: each "
+        "question to every server in turn). More than 1 keeps what one server leaves running "
+        "after its responses (the reinforcement UPDATE) out of the others' timings",
+    )
     parser.add_argument("--seed", type=int, default=11)
     args = parser.parse_args(argv)
     args.kinds = [kind.strip() for kind in args.kinds.split(",")]
+    if args.block < 1:
+        parser.error("--block must be at least 1")
     unknown = sorted(set(args.kinds) - set(KINDS))
     if unknown:
         parser.error(f"unknown kinds: {', '.join(unknown)}")
@@ -113,15 +123,16 @@ def measure(clients: dict[str, Any], args: argparse.Namespace) -> dict[str, dict
     results: dict[str, dict[str, Any]] = {}
     for kind in args.kinds:
         samples: dict[str, list[float]] = {name: [] for name in clients}
-        for text in fresh(texts, rng):
-            body = search_body(text, kind, rng)
+        bodies = [search_body(text, kind, rng) for text in fresh(texts, rng)]
+        for start in range(0, len(bodies), args.block):
             order = list(clients)
             rng.shuffle(order)
             for name in order:
-                started = time.perf_counter()
-                response = clients[name].post("/api/v1/memories/search/", json=body)
-                samples[name].append((time.perf_counter() - started) * 1000)
-                response.raise_for_status()
+                for body in bodies[start : start + args.block]:
+                    started = time.perf_counter()
+                    response = clients[name].post("/api/v1/memories/search/", json=body)
+                    samples[name].append((time.perf_counter() - started) * 1000)
+                    response.raise_for_status()
         results[kind] = {name: percentiles(values) for name, values in samples.items()}
         print(kind, {name: results[kind][name]["p95"] for name in clients}, flush=True)
     return results

@@ -26,7 +26,7 @@ from memories.services.memories import (
 from memories.services.memories import (
     memory_update as update_service,
 )
-from memories.services.reinforcement import memories_reinforce
+from memories.services.reinforcement import memories_reinforce_later
 from memories.services.supersede import memory_supersede
 from tenants.models import ApiKey, Project
 
@@ -127,7 +127,7 @@ async def memory_get(memory_id: MemoryId) -> MemoryOut:
 
     def run(key: ApiKey) -> MemoryOut:
         out = memory_out(key.project, memory_id)
-        memories_reinforce(project=key.project, memory_ids=[out["id"]])
+        memories_reinforce_later(project=key.project, memory_ids=[out["id"]])
         return out
 
     return await call("read", run)

@@ -15,7 +15,7 @@ from memories.api.serializers import MemorySerializer
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.search import memory_search as search_selector
 from memories.selectors.search_types import SearchQuery
-from memories.services.reinforcement import memories_reinforce
+from memories.services.reinforcement import memories_reinforce_later
 from tenants.models import ApiKey
 
 SearchMode = Literal["hybrid", "semantic", "keyword", "graph"]
@@ -89,7 +89,7 @@ async def memory_search(
                     project=key.project, memory_ids=hit_ids, link_types=link_types, limit=limit
                 )
             ]
-        memories_reinforce(project=key.project, memory_ids=hit_ids)
+        memories_reinforce_later(project=key.project, memory_ids=hit_ids)
         return body
 
     return await call("read", run)

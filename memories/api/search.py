@@ -18,9 +18,9 @@ from memories.selectors.search import SearchResult, memory_search
 from memories.selectors.search.dispatch import MAX_OFFSET, MODES
 from memories.selectors.search.hybrid import FUSIONS
 from memories.selectors.search_types import SearchQuery
-from memories.services.reinforcement import memories_reinforce
+from memories.services.reinforcement import memories_reinforce_later
 from memoryplatform.lib.fields import CommaListField, StrictCharField, StrictFloatField
-from memoryplatform.lib.views import ProjectScopedMixin, after_response
+from memoryplatform.lib.views import ProjectScopedMixin
 
 
 class SearchRequestSerializer(MemoryFilterSerializer):
@@ -131,10 +131,8 @@ class MemorySearchView(ProjectScopedMixin, APIView):
     def _search(self, data: Any) -> Response:
         query = search_query_from(self.validated(SearchRequestSerializer, data))
         result = memory_search(project=self.project, query=query)
-        # Returned memories are reinforced once, in bulk, after the response is sent.
+        response = Response(search_body(result))
+        # Returned memories are reinforced once the body is built (queued, merged, in bulk).
         ids = [hit.memory.pk for hit in result.hits]
-        project = self.project
-        return after_response(
-            Response(search_body(result)),
-            lambda: memories_reinforce(project=project, memory_ids=ids),
-        )
+        memories_reinforce_later(project=self.project, memory_ids=ids)
+        return response

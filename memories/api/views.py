@@ -40,9 +40,9 @@ from memories.services.memories import (
     memory_restore,
     memory_update,
 )
-from memories.services.reinforcement import memories_reinforce
+from memories.services.reinforcement import memories_reinforce_later
 from memories.services.reset import project_reset
-from memoryplatform.lib.views import ProjectScopedMixin, after_response
+from memoryplatform.lib.views import ProjectScopedMixin
 
 FILTER_FIELDS = {
     "user_id": "user_id",
@@ -128,9 +128,8 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
     @extend_schema(responses=MemorySerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
         response = Response(MemorySerializer(memory_get(project=self.project, memory_id=pk)).data)
-        if request.method == "GET":  # a read returns it: reinforce, once the response is sent
-            project = self.project
-            after_response(response, lambda: memories_reinforce(project=project, memory_ids=[pk]))
+        if request.method == "GET":  # a read returns it: reinforce (queued, once the body is built)
+            memories_reinforce_later(project=self.project, memory_ids=[pk])
         return response
 
     @extend_schema(request=MemoryUpdateSerializer, responses=MemorySerializer)

@@ -39,7 +39,7 @@ def beside(work: Callable[[], T], *, using: str = DEFAULT_DB_ALIAS) -> Future[T]
         except Exception as exc:  # delivered by .result(), as from a thread
             done.set_exception(exc)
         return done
-    return _executor().submit(_with_connection, work)
+    return _executor().submit(with_connection, work)
 
 
 def executor_with_connections(workers: int, name: str) -> ThreadPoolExecutor:
@@ -79,7 +79,9 @@ def _executor() -> ThreadPoolExecutor:
         return _executors[pid]
 
 
-def _with_connection(work: Callable[[], T]) -> T:
+def with_connection(work: Callable[[], T]) -> T:
+    """`work()` on a pool thread, with the thread's connection checked before and handed back
+    (or kept within CONN_MAX_AGE) after, as Django does around a request."""
     close_old_connections()  # one the server closed, or past CONN_MAX_AGE, is replaced
     try:
         return work()

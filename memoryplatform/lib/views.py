@@ -2,35 +2,13 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
 from typing import Any
 
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memoryplatform.lib.db_threads import beside
 from tenants.models import ApiKey, Project
-
-logger = logging.getLogger(__name__)
-
-
-def after_response(response: Response, work: Callable[[], object]) -> Response:
-    """Run `work` once the response has been sent (Django calls a response's closers after
-    the server has written it), so bookkeeping such as reinforcement never adds latency.
-    It runs beside the request thread (memoryplatform.lib.db_threads): the closers run on the
-    request's own thread (memoryplatform.lib.asgi_http), which a 2-3 ms UPDATE would keep from
-    the next request. A failure is logged: the client already has its answer."""
-
-    def run() -> None:
-        try:
-            work()
-        except Exception:
-            logger.exception("after-response work failed")
-
-    response._resource_closers.append(lambda: beside(run))
-    return response
 
 
 class ProjectScopedMixin:

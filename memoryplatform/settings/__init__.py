@@ -229,6 +229,8 @@ MEMORY_DEFAULT_PAGE_SIZE = env_int("MEMORY_DEFAULT_PAGE_SIZE", 20, minimum=1)
 MEMORY_MAX_PAGE_SIZE = env_int("MEMORY_MAX_PAGE_SIZE", 100, minimum=1)
 MEMORY_DECAY_HALF_LIFE_DAYS = env_float("MEMORY_DECAY_HALF_LIFE_DAYS", 30.0, minimum=0.01)
 MEMORY_REINFORCEMENT_STEP = env_float("MEMORY_REINFORCEMENT_STEP", 0.1, minimum=0, maximum=1)
+# Reads of this long are merged into one reinforcement UPDATE (memories/services/reinforcement.py).
+MEMORY_REINFORCEMENT_DELAY_MS = env_int("MEMORY_REINFORCEMENT_DELAY_MS", 200, minimum=0)
 MEMORY_API_KEY_TOUCH_SECONDS = env_int("MEMORY_API_KEY_TOUCH_SECONDS", 60, minimum=0)
 
 # Search (docs/search.md): semantic floor, hybrid fusion, candidate pool, HNSW query breadth.

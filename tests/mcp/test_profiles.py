@@ -255,3 +255,31 @@ async def test_sqlnative_tools_store_recall_and_delete(alice):
         assert stats["memories_by_type"] == {"fact": 1}
         deleted = structured(await client.call_tool("delete_memories", {"memory_types": ["fact"]}))
         assert deleted["deleted"] == 1
+
+
+async def test_reading_a_memory_through_mcp_reinforces_it(alice):
+    """memory_get and memory_search reinforce what they return, as the REST reads do: queued
+    and applied by the reinforcement thread shortly after the answer."""
+    import time
+
+    from asgiref.sync import sync_to_async
+
+    from memories.models import Memory
+
+    async with in_process(alice) as client:
+        stored = structured(
+            await client.call_tool(
+                "memory_store", {"content": "the CI cache lives in /tmp/ci", "user_id": "u1"}
+            )
+        )["memory"]
+        await client.call_tool("memory_get", {"memory_id": stored["id"]})
+        found = structured(await client.call_tool("memory_search", {"query": "CI cache"}))
+    assert [hit["id"] for hit in found["results"]] == [stored["id"]]
+
+    def access_count() -> int:
+        return Memory.objects.get(pk=stored["id"]).access_count
+
+    deadline = time.monotonic() + 10
+    while await sync_to_async(access_count)() < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert await sync_to_async(access_count)() == 2

@@ -11,7 +11,11 @@ from django.utils import timezone
 
 from memories.models import Memory
 from memories.selectors.memories import memory_get
-from memories.services.reinforcement import memories_reinforce
+from memories.services.reinforcement import (
+    memories_reinforce,
+    memories_reinforce_later,
+    reinforcements_flush,
+)
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/memories/"
@@ -111,3 +115,35 @@ def test_outside_a_transaction_reinforcement_runs_beside_the_request_and_lands()
     while Memory.objects.get(pk=memory_id).access_count == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert Memory.objects.get(pk=memory_id).access_count == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reads_of_one_interval_are_merged_into_one_update_that_counts_each(settings) -> None:
+    """A busy server runs one reinforcement UPDATE per interval; a memory read three times in
+    it ends as three separate reinforcements would have left it, and a memory id sent with
+    another project's key is not touched."""
+    from tests.conftest import make_tenant
+
+    settings.MEMORY_REINFORCEMENT_DELAY_MS = 2000  # the test flushes before the thread does
+    alice, charlie = make_tenant("alice"), make_tenant("charlie")
+    scope = {"user_id": "u1"}
+    often = alice.post(
+        URL, {"content": "the build cache lives in /tmp/cache", "confidence": 0.75, **scope}
+    )
+    once = alice.post(URL, {"content": "deploys go out on Tuesdays", "confidence": 0.5, **scope})
+    often_id, once_id = often.json()["id"], once.json()["id"]
+    for _ in range(3):
+        memories_reinforce_later(project=alice.project, memory_ids=[often_id])
+    memories_reinforce_later(project=alice.project, memory_ids=[once_id, once_id])
+    memories_reinforce_later(project=charlie.project, memory_ids=[often_id])
+    before_flush = timezone.now()
+    assert Memory.objects.get(pk=often_id).access_count == 0  # queued, not yet applied
+
+    with CaptureQueriesContext(connection) as queries:
+        assert reinforcements_flush() == 2
+    assert [q["sql"][:6] for q in queries.captured_queries] == ["UPDATE"]
+    often_row, once_row = Memory.objects.get(pk=often_id), Memory.objects.get(pk=once_id)
+    assert (often_row.access_count, often_row.confidence) == (3, 1.0)  # 0.75 + 0.3, capped
+    assert (once_row.access_count, once_row.confidence) == (1, pytest.approx(0.6))
+    assert often_row.last_accessed_at <= before_flush  # the time of the read, not the update
+    assert reinforcements_flush() == 0
