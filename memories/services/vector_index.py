@@ -18,6 +18,12 @@ since the graph was built (PostgreSQL's statistics; the count at the build is ke
 index's comment). `vector_index_maintain` rebuilds the graph concurrently once they reach
 MEMORY_HNSW_REBUILD_CHURN (0.25) of the rows in it; the hourly job and
 `manage.py vector_index_health` run it, `manage.py rebuild_vector_index` rebuilds at once.
+
+A rebuild also rebuilds the graph's companion, the covering index of users' vectors
+(USER_VECTORS), which the same row versions wear another way: each non-HOT update adds a
+1.6 KB entry that VACUUM later removes without giving the pages back. On the 100k store
+above it had grown to 697 MB for 260 MB of live entries, and PostgreSQL then preferred reading
+a user's table rows to scanning it (a user's semantic ranking 5.9 ms, 1.9 ms once reindexed).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
 
 INDEX = "memory_embedding_hnsw"
+USER_VECTORS = "memory_project_user_vectors"  # (project, user_id) INCLUDE (..., embedding)
 
 BATCH = 500
 
@@ -141,6 +148,7 @@ class RebuildReport:
     ef_construction: int
     seconds: float
     rebuilt: bool = True  # False: another rebuild held the lock
+    user_vectors_seconds: float = 0.0  # of `seconds`: reindexing USER_VECTORS
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -177,7 +185,8 @@ def vector_index_rebuild(
     """Build the graph anew beside the old one (CONCURRENTLY: reads and writes go on), then
     drop the old one and take its name. The predicate and operator class are the model's;
     m and ef_construction the ones given, else those the graph has now. The table's change
-    count at the start is kept in the new index's comment: wear is counted from there."""
+    count at the start is kept in the new index's comment: wear is counted from there. The
+    covering index of users' vectors is then reindexed, also concurrently (see the module)."""
     current_m, current_ef = vector_index_parameters()
     m, ef = m or current_m, ef_construction or current_ef
     if not 2 <= m <= 100:
@@ -202,9 +211,18 @@ def vector_index_rebuild(
             cursor.execute(f"COMMENT ON INDEX {INDEX}_new IS %s", [comment])
             cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {INDEX}")
             cursor.execute(f"ALTER INDEX {INDEX}_new RENAME TO {INDEX}")
+            reindex_started = time.perf_counter()
+            with _build_memory(cursor):
+                cursor.execute(f"REINDEX INDEX CONCURRENTLY {USER_VECTORS}")
+            reindexing = time.perf_counter() - reindex_started
         finally:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [_LOCK])
-    return RebuildReport(m=m, ef_construction=ef, seconds=round(time.perf_counter() - started, 3))
+    return RebuildReport(
+        m=m,
+        ef_construction=ef,
+        seconds=round(time.perf_counter() - started, 3),
+        user_vectors_seconds=round(reindexing, 3),
+    )
 
 
 @contextmanager

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from io import StringIO
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -15,6 +16,7 @@ from pgvector.django import CosineDistance
 
 from memories.models import Memory
 from memories.services.vector_index import (
+    USER_VECTORS,
     vector_index_maintain,
     vector_index_parameters,
     vector_index_rebuild,
@@ -93,6 +95,35 @@ def test_wear_is_counted_from_the_build_and_a_worn_graph_is_rebuilt(model_parame
     assert report.changes >= 120 and report.churn >= 120 / 280 - 1e-3 and report.rebuilt
     assert vector_index_maintain(rebuild=False).changes < 120  # counted from the new build
     assert "NOT vector_pending" in definition()
+
+
+def index_pages(name: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_relation_size(%s::regclass) / 8192", [name])
+        return cursor.fetchone()[0]
+
+
+def test_a_rebuild_also_compacts_the_covering_index_of_users_vectors(model_parameters_restored):
+    """Re-embedding leaves a dead 1.6 KB entry per memory in the (project, user_id) covering
+    index; left there, PostgreSQL stops using it for a user's ranking. A rebuild of the graph
+    reindexes it too, and a user's semantic search still finds the same memories."""
+    rows = memories(300)
+    vector_index_rebuild()
+    fresh = index_pages(USER_VECTORS)
+    shifted = np.roll(np.array([row.embedding for row in rows]), 1, axis=1)
+    for _ in range(3):  # three re-embeddings of every memory: non-HOT updates
+        for row, vector in zip(rows, shifted, strict=True):
+            Memory.objects.filter(pk=row.pk).update(embedding=vector.tolist())
+    worn = index_pages(USER_VECTORS)
+    assert worn > 2 * fresh
+    probe = shifted[7].tolist()
+    nearest = Memory.objects.filter(user_id="u1").order_by(CosineDistance("embedding", probe))
+    before = [row.pk for row in nearest[:5]]
+
+    report = vector_index_rebuild()
+    assert report.rebuilt and report.user_vectors_seconds > 0
+    assert index_pages(USER_VECTORS) <= fresh + 1
+    assert [row.pk for row in nearest[:5]] == before and before[0] == rows[7].pk
 
 
 def test_reinforcement_is_a_hot_update_that_adds_nothing_to_the_graph(alice):
