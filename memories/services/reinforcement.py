@@ -112,8 +112,11 @@ class _Queue:
                 reads, _ = self._reads.get((project_id, memory_id), (0, at))
                 self._reads[(project_id, memory_id)] = (reads + 1, at)
             if not self._scheduled:
-                self._scheduled = True
-                self._thread().submit(with_connection, self._flush_after_delay)
+                try:
+                    self._thread().submit(with_connection, self._flush_after_delay)
+                    self._scheduled = True
+                except RuntimeError:  # the interpreter is exiting: the exit flush has them
+                    pass
 
     def flush(self) -> int:
         with self._lock:
