@@ -8,6 +8,9 @@ On a shared VM a single pass moves by several ms within an hour (the machine's s
 host changes), so two passes run an hour apart cannot tell a 2 ms change from the weather.
 Here every question goes to each server in a random order before the next question, so drift
 hits all of them alike: the difference between their figures is what differs between them.
+With `--block N` each server answers N questions in a row (servers in a random order per
+block): work a server leaves running after its responses (the reinforcement UPDATE) then
+stays out of the other servers' timings, and drift still hits them alike within a block.
 
 Each server is a uvicorn process serving `memoryplatform.asgi`, started from its checkout
 (its code; `.` is this one) with optional environment overrides (`NAME=DIR:VAR=VALUE,...`),
