@@ -124,7 +124,7 @@ def test_reads_of_one_interval_are_merged_into_one_update_that_counts_each(setti
     another project's key is not touched."""
     from tests.conftest import make_tenant
 
-    settings.MEMORY_REINFORCEMENT_DELAY_MS = 2000  # the test flushes before the thread does
+    settings.MEMORY_REINFORCEMENT_DELAY_MS = 5000  # the test flushes before the thread does
     alice, charlie = make_tenant("alice"), make_tenant("charlie")
     scope = {"user_id": "u1"}
     often = alice.post(
