@@ -13,7 +13,8 @@ database, an `atomic` caller) the update runs at once, in it. Plain history is n
 reads are not changes.
 
 Queued reads are process memory: they are applied at the latest when the process exits
-normally; a crash loses at most one interval of access counts (bookkeeping, not content).
+normally; a crash loses at most one interval of access counts (bookkeeping, not content). A
+forked child starts with an empty queue: its parent's reads are applied once, by the parent.
 """
 
 from __future__ import annotations
@@ -104,6 +105,12 @@ class _Queue:
         self._scheduled = False
         self._executor: tuple[int, ThreadPoolExecutor] | None = None
 
+    def forget(self) -> None:
+        """In a forked child: the parent's queued reads are the parent's to apply (once), and
+        its lock and thread are not this process's."""
+        self._lock = threading.Lock()
+        self._reads, self._scheduled = {}, False
+
     def add(self, project_id: int, memory_ids: list[UUID], at: datetime) -> None:
         if not memory_ids:
             return
@@ -147,3 +154,4 @@ def _flush_at_exit() -> None:
 
 
 _queue = _Queue()
+os.register_at_fork(after_in_child=_queue.forget)

@@ -147,3 +147,29 @@ def test_reads_of_one_interval_are_merged_into_one_update_that_counts_each(setti
     assert (once_row.access_count, once_row.confidence) == (1, pytest.approx(0.6))
     assert often_row.last_accessed_at <= before_flush  # the time of the read, not the update
     assert reinforcements_flush() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_forked_process_does_not_apply_its_parents_queued_reads_again(settings) -> None:
+    """A server that forks workers (or a job runner) must not count a read twice."""
+    import os
+
+    from tests.conftest import make_tenant
+
+    settings.MEMORY_REINFORCEMENT_DELAY_MS = 5000
+    alice = make_tenant("alice")
+    memory_id = alice.post(URL, {"content": "the build cache", "user_id": "u1"}).json()["id"]
+    memories_reinforce_later(project=alice.project, memory_ids=[memory_id])
+    pid = os.fork()
+    if pid == 0:  # the child: its own connection (the parent's stays untouched), then flush
+        inherited = connection.connection  # kept referenced: never closed from here
+        connection.connection = None
+        try:
+            applied = reinforcements_flush()
+            connection.close()
+        finally:
+            os._exit(0 if applied == 0 and inherited is not None else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert reinforcements_flush() == 1
+    assert Memory.objects.get(pk=memory_id).access_count == 1
