@@ -1,5 +1,5 @@
 # Production image: ASGI (HTTP + websockets + MCP) served by daphne, migrations on start.
-FROM python:3.11-slim
+FROM python:3.12-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \

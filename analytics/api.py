@@ -16,7 +16,7 @@ from analytics.selectors import (
     memory_stats,
     tag_frequency,
 )
-from memoryplatform.lib.views import ProjectScopedMixin
+from tenants.views import ProjectScopedMixin
 
 
 class GrowthQuery(serializers.Serializer):

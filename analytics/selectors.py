@@ -5,29 +5,27 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from django.apps import apps
 from django.db.models import Avg, Count, Max, Min, Q
 
 from analytics.models import ToolFeedback
+from entities.models import Entity, Relation
 from memories.models import Memory, MemoryLink
 from memories.selectors.filters import effective_confidence
 from tenants.models import Project
 
-LOW_CONFIDENCE = 0.3  # seed 000: memories an agent should no longer rely on without checking
+LOW_CONFIDENCE = 0.3  # memories an agent should no longer rely on without checking
 
 
-def _count_graph(project: Project, model_name: str) -> int | None:
-    """Entity/relation counts when the graph app provides the model (None otherwise)."""
-    try:
-        model = apps.get_model("entities", model_name)
-    except LookupError:
-        return None
+def _count_graph(project: Project, model_name: str) -> int:
+    """The project's entities or relations."""
+    model = {"Entity": Entity, "Relation": Relation}[model_name]
     return model.objects.filter(project=project).count()
 
 
 def memory_stats(*, project: Project) -> dict[str, Any]:
-    """Counts and averages over the project's live memories (seed 000 get_memory_stats,
-    seed 002 memory_stats): totals, by type and state, confidence, embedding coverage."""
+    """Counts and averages over the project's live memories (the SQL-native server's
+    get_memory_stats, Memento's memory_stats): totals, by type and state, confidence,
+    embedding coverage."""
     live = Memory.objects.for_project(project).alive()
     totals = live.annotate(effective=effective_confidence()).aggregate(
         total=Count("id"),

@@ -15,7 +15,6 @@ import logging
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -25,6 +24,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.authentication import AuthCredentials
 
 from mcpserver.auth import bound_api_key
+from memoryplatform.lib.db_threads import database_call
 from tenants.auth import raw_key_from_headers
 from tenants.models import ApiKey
 from tenants.services import api_key_verify
@@ -73,7 +73,9 @@ def origin_allowed(origin: str | None) -> bool:
 
 def _raw_key(scope: Scope, headers: dict[str, str]) -> str | None:
     raw = raw_key_from_headers(headers.get("authorization"), headers.get("x-api-key"))
-    if raw is None and scope["path"] == SSE_PATH:  # EventSource cannot send headers
+    legacy = scope["path"] == SSE_PATH or scope["path"].startswith(MESSAGES_PATH)
+    if raw is None and legacy:  # EventSource cannot send headers; Memento's clients send
+        # `accessKey` on the message POSTs too
         query = parse_qs(scope.get("query_string", b"").decode())
         raw = (query.get("api_key") or query.get("accessKey") or [None])[0]
     return raw
@@ -111,7 +113,7 @@ class McpHttpApp:
             await _error(send, 403, "forbidden", "Origin not allowed")
             return
         raw_key = _raw_key(scope, headers)
-        api_key = await sync_to_async(api_key_verify)(raw_key) if raw_key else None
+        api_key = await database_call(api_key_verify, raw_key) if raw_key else None
         if api_key is None:
             message = "Invalid, revoked or expired API key." if raw_key else "API key required."
             auth = 'Bearer realm="memory-platform"'

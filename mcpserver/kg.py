@@ -18,6 +18,7 @@ from entities.selectors.entities import entity_find_by_name, entity_list
 from entities.services.entities import EntitySpec
 from entities.services.graph import graph_bulk_create
 from entities.services.memory_graph import memory_entities_link
+from entities.services.relations import NamedRelation, RelationSpec, relations_create_by_name
 from memories.models import Memory
 from memories.services.bulk import memories_create_bulk
 from memories.services.memories import MemoryInput, memories_delete
@@ -36,7 +37,12 @@ def _entity_type(value: str) -> str:
 
 
 def _observe(project: Project, entity: Entity, contents: list[str], actor: Actor) -> list[str]:
-    items = [MemoryInput(content=text, agent_id=OBSERVATION_AGENT) for text in contents]
+    """Observations as memories linked to `entity`. Nothing is extracted from their text: in
+    this model the graph holds only the entities and relations its client made."""
+    items = [
+        MemoryInput(content=text, agent_id=OBSERVATION_AGENT, extract_entities=False)
+        for text in contents
+    ]
     results = memories_create_bulk(project=project, items=items, actor=actor)
     for result in results:  # link even when the observation already existed
         memory_entities_link(
@@ -126,6 +132,25 @@ def kg_nodes(*, project: Project, entities: list[Entity]) -> list[dict[str, Any]
     ]
 
 
+@transaction.atomic
+def kg_create_relations(*, project: Project, items: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Relations between existing entities (a missing one is an error, nothing is created);
+    the ones given are returned, as the official server returns them."""
+    named = []
+    for item in items:
+        for end in ("from", "to"):
+            _entity(project, item[end])
+        named.append(
+            NamedRelation(
+                source=item["from"],
+                target=item["to"],
+                spec=RelationSpec(relation_type=item["relationType"]),
+            )
+        )
+    relations_create_by_name(project=project, items=named)
+    return [{k: item[k] for k in ("from", "to", "relationType")} for item in items]
+
+
 def kg_relations(*, project: Project, entities: list[Entity]) -> list[dict[str, str]]:
     """Open relations touching `entities` (the official server returns those among them)."""
     ids = [entity.pk for entity in entities]
@@ -181,10 +206,11 @@ def kg_read_graph(
 def kg_search_nodes(
     *, project: Project, query: str, limit: int, token_budget: int
 ) -> dict[str, Any]:
-    """Entities whose name, type or observations match `query`."""
+    """Entities whose name, type (as the client gave it) or observations contain `query`."""
     names = entity_list(project=project, query=query, limit=limit).results
     by_observation = Entity.objects.for_project(project).filter(
-        Q(entity_type__iexact=query)
+        Q(metadata__kg_type__icontains=query)
+        | Q(entity_type__iexact=query, metadata__kg_type__isnull=True)
         | Q(memory_links__memory__content__icontains=query, memory_links__memory__deleted_at=None)
     )
     found = {entity.pk: entity for entity in names}

@@ -9,7 +9,7 @@ MCP memory server).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mcp_types import ToolAnnotations
@@ -93,17 +93,20 @@ def sqlnative() -> list[ToolSpec]:
 
 
 def memento() -> list[ToolSpec]:
-    """Seed 002's eleven tools (camelCase arguments)."""
+    """Memento MCP's eleven tools (camelCase arguments; every result `{success, ...}`)."""
+    shared = [
+        *_intelligence({"reflect": "reflect", "context": "context"}),
+        ToolSpec("tool_feedback", memory.tool_feedback, WRITE),
+        ToolSpec("memory_stats", memory.memory_stats, READ_ONLY),
+        *_lifecycle({"memory_consolidate": "memory_consolidate"}),
+    ]
     return [
         ToolSpec("remember", compat.remember, WRITE),
         ToolSpec("recall", compat.recall, READ_ONLY),
         ToolSpec("forget", compat.forget, DESTRUCTIVE),
         ToolSpec("link", compat.link, IDEMPOTENT_WRITE),
         ToolSpec("amend", compat.amend, IDEMPOTENT_WRITE),
-        *_intelligence({"reflect": "reflect", "context": "context"}),
-        ToolSpec("tool_feedback", memory.tool_feedback, WRITE),
-        ToolSpec("memory_stats", memory.memory_stats, READ_ONLY),
-        *_lifecycle({"memory_consolidate": "memory_consolidate"}),
+        *[replace(spec, fn=compat.memento_tool(spec.fn)) for spec in shared],
         ToolSpec("graph_explore", compat.graph_explore, READ_ONLY),
     ]
 

@@ -32,6 +32,32 @@ class MemoryType(models.TextChoices):
     EPISODE = "episode"
 
 
+# The importance a memory gets when its writer gives none, by type (Memento's defaults, with
+# the types it lacks placed between them): what is costly to relearn (a user's preference, an
+# error and its fix, a decision, a procedure) outranks and outlives a plain fact or an
+# episode. Importance >= 0.8 is the permanent tier: never below dormant, never pruned.
+TYPE_IMPORTANCE = {
+    MemoryType.PREFERENCE: 0.95,
+    MemoryType.ERROR: 0.9,
+    MemoryType.DECISION: 0.8,
+    MemoryType.PROCEDURE: 0.7,
+    MemoryType.LEARNING: 0.6,
+    MemoryType.PATTERN: 0.6,
+    MemoryType.RELATION: 0.6,
+    MemoryType.FACT: 0.5,
+    MemoryType.OBSERVATION: 0.5,
+    MemoryType.EPISODE: 0.4,
+}
+
+
+PERMANENT_IMPORTANCE = 0.8
+
+
+def default_importance(memory_type: str) -> float:
+    """The importance of a memory of `memory_type` whose writer gave none."""
+    return TYPE_IMPORTANCE.get(memory_type, 0.5)  # type: ignore[call-overload]
+
+
 class MemoryState(models.TextChoices):
     ACTIVE = "active"
     DORMANT = "dormant"

@@ -52,7 +52,7 @@ def run_prune(project_id: int | None = None) -> dict[str, Any]:
     from memories.services.lifecycle import memories_prune
 
     return {
-        p.slug: memories_prune(project=p, actor=job("prune")).as_dict()
+        p.slug: memories_prune(project=p, actor=job("prune"), scheduled=True).as_dict()
         for p in _projects(project_id)
     }
 

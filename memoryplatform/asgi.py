@@ -22,7 +22,11 @@ from memoryplatform.routing import websocket_urlpatterns  # noqa: E402
 application = with_mcp(
     ProtocolTypeRouter(
         {
-            "http": ThreadedHTTPHandler(threads=settings.MEMORY_HTTP_THREADS),
+            "http": ThreadedHTTPHandler(
+                threads=settings.MEMORY_HTTP_THREADS,
+                queue_limit=settings.MEMORY_HTTP_QUEUE_LIMIT,
+                queue_timeout=settings.MEMORY_HTTP_QUEUE_TIMEOUT,
+            ),
             "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
         }
     )

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from memoryplatform.events import project_group
+from memoryplatform.lib.db_threads import database_call
 from tenants.auth import raw_key_from_headers
 from tenants.models import ApiKey
 from tenants.services import api_key_verify
@@ -34,9 +34,7 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         raw_key = _raw_key(self.scope)
-        api_key: ApiKey | None = (
-            await database_sync_to_async(api_key_verify)(raw_key) if raw_key else None
-        )
+        api_key: ApiKey | None = await database_call(api_key_verify, raw_key) if raw_key else None
         if api_key is None:
             await self.close(code=UNAUTHORIZED)
             return

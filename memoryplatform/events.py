@@ -27,6 +27,7 @@ EventType = Literal[
     "consolidation_complete",
     "contradiction_detected",
     "decay_complete",
+    "memories_pruned",
 ]
 
 

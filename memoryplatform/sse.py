@@ -10,11 +10,11 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 
-from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 
 from memoryplatform.events import project_group
+from memoryplatform.lib.db_threads import database_call
 from tenants.auth import raw_key_from_headers
 from tenants.services import api_key_verify
 
@@ -51,7 +51,7 @@ async def events(request: HttpRequest) -> HttpResponse:
         request.headers.get("Authorization"),
         request.headers.get("X-API-Key") or request.GET.get("api_key"),
     )
-    api_key = await sync_to_async(api_key_verify)(raw_key) if raw_key else None
+    api_key = await database_call(api_key_verify, raw_key) if raw_key else None
     if api_key is None:
         return _error(401, "not_authenticated", "A valid API key is required.")
     if not api_key.has_scope("read"):

@@ -67,7 +67,7 @@ from entities.services.relations import (
     relations_delete_by_name,
 )
 from memories.api.serializers import MemorySerializer
-from memoryplatform.lib.views import ProjectScopedMixin
+from tenants.views import ProjectScopedMixin
 
 
 def _page_size(query: dict[str, Any]) -> int:

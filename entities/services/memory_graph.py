@@ -275,3 +275,29 @@ def _extracted_spec(relation_type: str, extractor: str, memory: Memory | None) -
         context=memory.content[:CONTEXT_CHARS] if memory else "",
         metadata={"memory_id": str(memory.pk)} if memory else {},
     )
+
+
+def memories_merged(*, project: Project, into: dict[UUID, UUID]) -> int:
+    """Memories were merged (`into` maps each absorbed memory to its primary): the primary is
+    linked to every entity of the memories it absorbed. An entity already linked to the
+    primary keeps its link; otherwise the best relevance wins. Returns the links moved."""
+    rows = EntityMemory.objects.filter(project=project, memory_id__in=list(into))
+    have = set(
+        EntityMemory.objects.filter(project=project, memory_id__in=set(into.values())).values_list(
+            "memory_id", "entity_id"
+        )
+    )
+    best: dict[tuple[UUID, Any], float] = {}
+    for memory_id, entity_id, relevance in rows.values_list("memory_id", "entity_id", "relevance"):
+        key = (into[memory_id], entity_id)
+        if key not in have:
+            best[key] = max(relevance, best.get(key, 0.0))
+    EntityMemory.objects.bulk_create(
+        [
+            EntityMemory(project=project, entity_id=e, memory_id=m, relevance=r)
+            for (m, e), r in best.items()
+        ],
+        ignore_conflicts=True,
+    )
+    rows.delete()
+    return len(best)

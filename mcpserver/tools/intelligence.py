@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from mcpserver.auth import actor_for
-from mcpserver.tools import call
+from mcpserver.tools import call, session_id_of
 from mcpserver.tools.memory import DEFAULT_AGENT_ID, AgentId, MemoryType, RunId, UserId
 from memories.api.serializers import MemorySerializer
 from memories.services.content import Scope
@@ -173,10 +174,17 @@ async def reflect(
 async def context(
     tokenBudget: Annotated[int, Field(ge=1, le=20000)] = 2000,
     types: list[MemoryType] | None = None,
-    sessionId: str | None = None,
+    sessionId: Annotated[
+        str | None, Field(description="Whose working memory (default: this MCP session's)")
+    ] = None,
     agentId: str | None = None,
+    ctx: Context | None = None,
 ) -> dict[str, Any]:
-    """Load core memory (and this session's working memory) at session start."""
+    """Load core memory and a session's working memory (what `remember` stored with
+    scope "session"; by default this MCP session's) at session start."""
     return await memory_context(
-        agent_id=agentId, session_id=sessionId, token_budget=tokenBudget, types=types
+        agent_id=agentId,
+        session_id=sessionId or session_id_of(ctx),
+        token_budget=tokenBudget,
+        types=types,
     )

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from mcpserver import kg
 from mcpserver.auth import actor_for
 from mcpserver.tools import call
-from mcpserver.tools.graph import RelationIn, RelationRef, relation_create, relation_delete
+from mcpserver.tools.graph import RelationRef, entity_delete, relation_delete
 from tenants.models import ApiKey
 
 
@@ -57,11 +57,18 @@ async def create_entities(entities: list[KgEntity]) -> dict[str, Any]:
 
 
 async def create_relations(relations: list[KgRelation]) -> dict[str, Any]:
-    """Create relations (active voice, e.g. works_at) between entities by name."""
-    items = [
-        RelationIn(source=r.from_, target=r.to, relation_type=r.relationType) for r in relations
-    ]
-    return await relation_create(relations=items)
+    """Create relations (active voice, e.g. works_at) between existing entities by name;
+    returns the relations given. An entity that does not exist is an error."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        items = [r.model_dump(by_alias=True) for r in relations]
+        return {"relations": kg.kg_create_relations(project=key.project, items=items)}
+
+    return await call("write", run)
+
+
+def _done(message: str) -> dict[str, Any]:
+    return {"success": True, "message": message}
 
 
 async def add_observations(observations: list[KgObservations]) -> dict[str, Any]:
@@ -81,16 +88,15 @@ async def delete_observations(deletions: list[KgDeletion]) -> dict[str, Any]:
     def run(key: ApiKey) -> dict[str, Any]:
         items = [item.model_dump() for item in deletions]
         deleted = kg.kg_delete_observations(project=key.project, items=items, actor=actor_for(key))
-        return {"deleted": deleted}
+        return _done(f"Deleted {deleted} observation(s)")
 
     return await call("write", run)
 
 
 async def delete_entities(entityNames: list[str]) -> dict[str, Any]:
     """Delete entities and their relations."""
-    from mcpserver.tools.graph import entity_delete
-
-    return await entity_delete(entity_names=entityNames)
+    await entity_delete(entity_names=entityNames)
+    return _done(f"Deleted {len(entityNames)} entities")
 
 
 async def delete_relations(relations: list[KgRelation]) -> dict[str, Any]:
@@ -98,7 +104,8 @@ async def delete_relations(relations: list[KgRelation]) -> dict[str, Any]:
     refs = [
         RelationRef(source=r.from_, target=r.to, relation_type=r.relationType) for r in relations
     ]
-    return await relation_delete(relations=refs)
+    await relation_delete(relations=refs)
+    return _done(f"Deleted {len(refs)} relation(s)")
 
 
 async def read_graph(

@@ -84,7 +84,10 @@ async def memory_store(
     agent_id: AgentId = None,
     run_id: RunId = None,
     confidence: Unit = 1.0,
-    importance: Unit = 0.5,
+    importance: Annotated[
+        float | None,
+        Field(ge=0.0, le=1.0, description="0-1; omitted: the type's default (preference 0.95...)"),
+    ] = None,
     source: Annotated[str, Field(description="Where it came from")] = "",
     context: Annotated[str, Field(description="Surrounding context")] = "",
     metadata: dict[str, Any] | None = None,

@@ -13,12 +13,14 @@ from mcpserver.tools.memory import MemoryType
 from memories.api.search import search_body
 from memories.api.serializers import MemorySerializer
 from memories.selectors.filters import MemoryFilters
+from memories.selectors.memories import memories_by_importance
 from memories.selectors.search import memory_search as search_selector
 from memories.selectors.search_types import SearchQuery
 from memories.services.reinforcement import memories_reinforce_later
-from tenants.models import ApiKey
+from tenants.models import ApiKey, Project
 
 SearchMode = Literal["hybrid", "semantic", "keyword", "graph"]
+LifecycleState = Literal["active", "dormant", "archived"]
 
 
 async def memory_search(
@@ -40,6 +42,10 @@ async def memory_search(
         list[int] | None, Field(description="Memories linked to all these entity ids")
     ] = None,
     min_confidence: Annotated[float | None, Field(ge=0.0, le=1.0)] = None,
+    state: Annotated[
+        list[LifecycleState] | None,
+        Field(description="Only these lifecycle states; default: all (decay ranks, never hides)"),
+    ] = None,
     min_similarity: Annotated[float | None, Field(ge=0.0, le=1.0)] = None,
     limit: Annotated[int, Field(ge=1, le=100)] = 10,
     offset: Annotated[int, Field(ge=0, le=1000)] = 0,
@@ -66,30 +72,74 @@ async def memory_search(
             entities=entities or [],
             entity_ids=entity_ids or [],
             min_confidence=min_confidence,
+            states=list(state or []),
         ),
         limit=limit,
         offset=offset,
         min_similarity=min_similarity,
         token_budget=token_budget or settings.MEMORY_MCP_MAX_RESULT_TOKENS,
     )
+    return await run_search(search, include_linked=include_linked, link_types=link_types)
+
+
+async def run_search(
+    search: SearchQuery, *, include_linked: bool = False, link_types: list[str] | None = None
+) -> dict[str, Any]:
+    """`search` for the caller's project, the results reinforced; with `include_linked`, the
+    memories one link away (of `link_types`) as `linked`. Every profile's search tools."""
 
     def run(key: ApiKey) -> dict[str, Any]:
         result = search_selector(project=key.project, query=search)
         body = search_body(result)
         hit_ids = [hit.memory.pk for hit in result.hits]
         if include_linked and hit_ids:
-            body["linked"] = [
-                {
-                    "link_type": link.link_type,
-                    "from_id": str(link.from_memory_id),
-                    "to_id": str(link.to_memory_id),
-                    "memory": MemorySerializer(memory).data,
-                }
-                for link, memory in linked_neighbours(
-                    project=key.project, memory_ids=hit_ids, link_types=link_types, limit=limit
-                )
-            ]
+            body["linked"] = _linked(key.project, hit_ids, link_types, search.limit)
         memories_reinforce_later(project=key.project, memory_ids=hit_ids)
         return body
 
     return await call("read", run)
+
+
+async def run_filtered(
+    filters: MemoryFilters,
+    *,
+    token_budget: int,
+    include_linked: bool = False,
+    link_types: list[str] | None = None,
+) -> dict[str, Any]:
+    """The memories matching `filters` with no text to rank by: most important first, within
+    `token_budget` tokens, reinforced; linked neighbours as `run_search` gives them."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        found = memories_by_importance(
+            project=key.project, filters=filters, token_budget=token_budget
+        )
+        ids = [memory.pk for memory in found]
+        body: dict[str, Any] = {
+            "results": MemorySerializer(found, many=True).data,
+            "count": len(found),
+            "tokens": sum(memory.token_count for memory in found),
+            "token_budget": token_budget,
+        }
+        if include_linked and ids:
+            body["linked"] = _linked(key.project, ids, link_types, len(ids))
+        memories_reinforce_later(project=key.project, memory_ids=ids)
+        return body
+
+    return await call("read", run)
+
+
+def _linked(
+    project: Project, ids: list[Any], link_types: list[str] | None, limit: int
+) -> list[dict[str, Any]]:
+    return [
+        {
+            "link_type": link.link_type,
+            "from_id": str(link.from_memory_id),
+            "to_id": str(link.to_memory_id),
+            "memory": MemorySerializer(memory).data,
+        }
+        for link, memory in linked_neighbours(
+            project=project, memory_ids=ids, link_types=link_types, limit=limit
+        )
+    ]

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.api.serializers import MemorySerializer, ScopeSerializer
+from memories.api.serializers import MemorySerializer, PaginationSerializer, ScopeSerializer
 from memories.models import ContradictionResolution, ContradictionReview, MemoryType
 from memories.services.content import Scope
 from memories.services.contradictions import (
@@ -20,7 +21,7 @@ from memories.services.contradictions import (
     contradiction_resolve,
 )
 from memoryplatform.lib.fields import StrictBooleanField, StrictCharField, StrictFloatField
-from memoryplatform.lib.views import ProjectScopedMixin
+from tenants.views import ProjectScopedMixin
 
 
 class AnyJSONField(serializers.JSONField):
@@ -58,6 +59,18 @@ class ConsolidateSerializer(serializers.Serializer):
 class PruneSerializer(serializers.Serializer):
     threshold = StrictFloatField(min_value=0.0, max_value=1.0, required=False)
     dry_run = StrictBooleanField(required=False, default=False)
+
+
+class PruneCandidatesQuerySerializer(PaginationSerializer):
+    threshold = StrictFloatField(min_value=0.0, max_value=1.0, required=False)
+    dry_run = serializers.BooleanField(required=False, help_text="accepted; a GET never prunes")
+
+
+class PruneCandidatesSerializer(serializers.Serializer):
+    threshold = serializers.FloatField()
+    enabled = serializers.BooleanField(help_text="whether the daily prune job runs here")
+    count = serializers.IntegerField()
+    results = MemorySerializer(many=True)
 
 
 class PreserveSerializer(serializers.Serializer):
@@ -157,6 +170,26 @@ class DecayRunView(ProjectScopedMixin, APIView):
 
 
 class PruneView(ProjectScopedMixin, APIView):
+    @extend_schema(parameters=[PruneCandidatesQuerySerializer], responses=PruneCandidatesSerializer)
+    def get(self, request: Request) -> Response:
+        """What the next prune would remove (nothing is removed): lowest confidence first."""
+        from memories.services.lifecycle import prune_candidates, prune_threshold
+        from memories.services.tuning import tuning
+
+        query = self.validated(PruneCandidatesQuerySerializer, request.query_params)
+        threshold = prune_threshold(self.project, query.get("threshold"))
+        candidates = prune_candidates(project=self.project, threshold=threshold)
+        offset = query.get("offset", 0)
+        limit = query.get("limit") or settings.MEMORY_DEFAULT_PAGE_SIZE
+        page = list(candidates.defer("embedding", "search_vector")[offset : offset + limit])
+        body = {
+            "threshold": threshold,
+            "enabled": bool(tuning(self.project, "pruning")),
+            "count": candidates.count(),
+            "results": MemorySerializer(page, many=True).data,
+        }
+        return Response(body)
+
     @extend_schema(request=PruneSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
         from memories.services.lifecycle import memories_prune

@@ -20,7 +20,7 @@ from memories.selectors.search.hybrid import FUSIONS
 from memories.selectors.search_types import SearchQuery
 from memories.services.reinforcement import memories_reinforce_later
 from memoryplatform.lib.fields import CommaListField, StrictCharField, StrictFloatField
-from memoryplatform.lib.views import ProjectScopedMixin
+from tenants.views import ProjectScopedMixin
 
 
 class SearchRequestSerializer(MemoryFilterSerializer):
@@ -28,6 +28,9 @@ class SearchRequestSerializer(MemoryFilterSerializer):
     q = StrictCharField(required=False, max_length=2000, help_text="alias of query")
     mode = serializers.ChoiceField(choices=list(MODES), default="hybrid")
     memory_types = CommaListField(
+        child=StrictCharField(), required=False, help_text="alias of memory_type"
+    )
+    types = CommaListField(
         child=StrictCharField(), required=False, help_text="alias of memory_type"
     )
     limit = serializers.IntegerField(min_value=1, required=False)
@@ -47,12 +50,12 @@ class SearchRequestSerializer(MemoryFilterSerializer):
         if not text or not text.strip():
             raise serializers.ValidationError({"query": ["a non-empty query is required"]})
         attrs["query"] = text
-        if attrs.get("memory_types"):
-            attrs["memory_type"] = attrs["memory_types"]
-            try:
-                self.fields["memory_type"].run_validation(attrs["memory_type"])
-            except serializers.ValidationError as exc:
-                raise serializers.ValidationError({"memory_types": exc.detail}) from exc
+        for alias in ("memory_types", "types"):
+            if attrs.get(alias):
+                try:
+                    attrs["memory_type"] = self.fields["memory_type"].run_validation(attrs[alias])
+                except serializers.ValidationError as exc:
+                    raise serializers.ValidationError({alias: exc.detail}) from exc
         return attrs
 
 

@@ -110,7 +110,9 @@ class MemoryFilterSerializer(FieldsBuiltOnce, ScopeSerializer):
     state = CommaListField(
         child=serializers.ChoiceField(choices=[*MemoryState.values, "all"]),
         required=False,
-        default=["active"],
+        default=list,
+        help_text="only these lifecycle states (active, dormant, archived); default: every "
+        "state of a live memory (decay ranks, it never hides)",
     )
     created_after = serializers.DateTimeField(required=False)
     created_before = serializers.DateTimeField(required=False)
@@ -142,7 +144,11 @@ class PaginationSerializer(FieldsBuiltOnce, serializers.Serializer):
 
 
 class MemoryListQuerySerializer(MemoryFilterSerializer, PaginationSerializer):
-    pass
+    include_deleted = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="also deleted and pruned memories (admin keys only); `deleted_at` says when",
+    )
 
 
 class MemorySerializer(serializers.ModelSerializer):
@@ -174,6 +180,7 @@ class MemorySerializer(serializers.ModelSerializer):
             "decay_score",
             "pinned",
             "expires_at",
+            "deleted_at",
             "version",
             "created_at",
             "updated_at",
@@ -217,6 +224,7 @@ class MemorySerializer(serializers.ModelSerializer):
             "decay_score": float(memory.decay_score),
             "pinned": bool(memory.pinned),
             "expires_at": _datetime(memory.expires_at),
+            "deleted_at": _datetime(memory.deleted_at),
             "version": int(memory.version),
             "created_at": _datetime(memory.created_at),
             "updated_at": _datetime(memory.updated_at),

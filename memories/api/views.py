@@ -8,6 +8,7 @@ from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -42,7 +43,7 @@ from memories.services.memories import (
 )
 from memories.services.reinforcement import memories_reinforce_later
 from memories.services.reset import project_reset
-from memoryplatform.lib.views import ProjectScopedMixin
+from tenants.views import ProjectScopedMixin
 
 FILTER_FIELDS = {
     "user_id": "user_id",
@@ -79,8 +80,14 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
             filters=filters_from(query),
             limit=query.get("limit") or settings.MEMORY_DEFAULT_PAGE_SIZE,
             offset=query["offset"],
+            include_deleted=self._include_deleted(query),
         )
         return self.page_response(page, MemorySerializer)
+
+    def _include_deleted(self, query: dict[str, Any]) -> bool:
+        if query.get("include_deleted") and not self.request.auth.has_scope("admin"):  # type: ignore[union-attr]
+            raise PermissionDenied("include_deleted needs an API key with the 'admin' scope.")
+        return bool(query.get("include_deleted"))
 
     @extend_schema(
         request=MemoryCreateSerializer,

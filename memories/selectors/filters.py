@@ -7,11 +7,12 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import BooleanField, F, FloatField, Func, OuterRef, Q, QuerySet, Value
+from django.db.models import F, FloatField, Func, Q, QuerySet, Value
 from django.db.models.functions import Coalesce, Now
 
 from memories.models import Memory
 from memoryplatform.lib.errors import InvalidInput
+from memoryplatform.lib.hooks import provider
 from tenants.models import Project
 
 ALL_STATES = "all"
@@ -27,10 +28,13 @@ class MemoryFilters:
     memory_types: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     source: str | None = None
-    states: list[str] = field(default_factory=lambda: ["active"])
+    # lifecycle states to keep; empty (the default) or "all": every state of a live memory.
+    # Decay ranks memories (their effective confidence), it never hides them.
+    states: list[str] = field(default_factory=list)
     created_after: datetime | None = None
     created_before: datetime | None = None
-    min_confidence: float | None = None
+    min_confidence: float | None = None  # decay-aware (effective) confidence
+    min_stored_confidence: float | None = None  # the writer's confidence, whatever the age
     pinned: bool | None = None
     # knowledge-graph entities the memory is linked to (EntityMemory); all must match
     entity_ids: list[int] = field(default_factory=list)
@@ -51,6 +55,8 @@ class MemoryFilters:
             q &= Q(tags__contains=self.tags)
         if self.states and ALL_STATES not in self.states:
             q &= Q(state__in=self.states)
+        if self.min_stored_confidence is not None:
+            q &= Q(confidence__gte=self.min_stored_confidence)
         if self.created_after:
             q &= Q(created_at__gte=self.created_after)
         if self.created_before:
@@ -67,45 +73,22 @@ class MemoryFilters:
 
 
 def linked_to_entity_ids(ids: list[int]) -> Q:
-    """Linked to any of these entities: `id IN (SELECT memory_id FROM entity links ...)`,
-    with the ids as constants, so PostgreSQL's statistics on the links tell a rare entity
-    (exact plan) from a common one (HNSW iterative scan). The link must be in the memory's
-    own project: another project's entity id matches nothing."""
-    from entities.models import EntityMemory
-
-    links = EntityMemory.objects.filter(entity_id__in=ids, project_id=OuterRef("project_id"))
-    return Q(pk__in=links.values("memory_id"))
+    """Memories linked to any of these knowledge-graph entities (the `entity_filter` hook)."""
+    return _entity_filter()(ids=ids)
 
 
 def linked_to_entity_names(names: list[str], *, project: Project | None = None) -> Q:
-    """Linked to any entity with one of these names or aliases (as `Entity.lookup_keys`).
-
-    Given the project, the names are first resolved to that project's entity ids (one small
-    GIN lookup) so the memory filter has constants the planner can estimate; an unknown name
-    matches nothing. Without it, one correlated subquery does both (same rows, but a generic
-    estimate: a very rare entity can make a filtered HNSW scan stop short)."""
-    if project is not None:
-        ids = entity_ids_named(project=project, names=names)
-        return linked_to_entity_ids(ids) if ids else Q(Value(False, output_field=BooleanField()))
-    from entities.models import EntityMemory
-    from entities.services.entities import normalize_name
-
-    links = EntityMemory.objects.filter(
-        project_id=OuterRef("project_id"),
-        entity__project_id=OuterRef("project_id"),
-        entity__lookup_keys__overlap=[normalize_name(name) for name in names],
-    )
-    return Q(pk__in=links.values("memory_id"))
+    """Memories linked to any entity with one of these names or aliases; given the project,
+    the names are resolved to its entity ids first (better plans)."""
+    return _entity_filter()(names=names, project=project)
 
 
-def entity_ids_named(*, project: Project, names: list[str]) -> list[int]:
-    """Ids of the project's entities having any of these names or aliases."""
-    from entities.models import Entity
-    from entities.services.entities import normalize_name
-
-    keys = [normalize_name(name) for name in names]
-    matching = Entity.objects.filter(project=project, lookup_keys__overlap=keys)
-    return list(matching.order_by("pk").values_list("pk", flat=True))
+def _entity_filter() -> Any:
+    linked = provider("entity_filter")
+    if linked is None:
+        message = "filtering by entity needs the knowledge graph, not installed here"
+        raise InvalidInput(message, fields={"entities": [message]})
+    return linked
 
 
 def check_entity_ids(values: Any, field_name: str) -> list[int]:

@@ -156,10 +156,24 @@ class Page:
     offset: int
 
 
-def memory_list(*, project: Project, filters: MemoryFilters, limit: int, offset: int) -> Page:
-    queryset = apply_filters(memory_queryset(project=project), filters, project=project).order_by(
-        "-created_at", "-id"
-    )
+def memory_list(
+    *,
+    project: Project,
+    filters: MemoryFilters,
+    limit: int,
+    offset: int,
+    include_deleted: bool = False,
+) -> Page:
+    """A page of the project's memories, newest first; `include_deleted` adds the deleted and
+    pruned ones (an administrator's view: the entry points check who asks)."""
+    base = memory_queryset(project=project)
+    if include_deleted:
+        base = (
+            Memory.objects.for_project(project)
+            .defer(*NOT_LOADED)
+            .annotate(has_vector=ExpressionWrapper(Q(embedding__isnull=False), BooleanField()))
+        )
+    queryset = apply_filters(base, filters, project=project).order_by("-created_at", "-id")
     return Page(
         results=list(queryset[offset : offset + limit]),
         count=queryset.count(),
@@ -187,3 +201,19 @@ def memory_links(*, project: Project, memory_id: UUID | str) -> list[MemoryLink]
         .filter(from_memory__deleted_at__isnull=True, to_memory__deleted_at__isnull=True)
         .order_by("created_at", "id")
     )
+
+
+def memories_by_importance(
+    *, project: Project, filters: MemoryFilters, token_budget: int, limit: int = 100
+) -> list[Memory]:
+    """The memories matching `filters`, most important first and then newest, as many as fit
+    in `token_budget` tokens (at least one): recall by filters alone, with no text to rank
+    by (Memento's `recall` by topic, type, keywords or time)."""
+    queryset = apply_filters(memory_queryset(project=project), filters, project=project)
+    chosen, used = [], 0
+    for memory in queryset.order_by("-importance", "-created_at", "-id")[:limit]:
+        if chosen and used + memory.token_count > token_budget:
+            break
+        chosen.append(memory)
+        used += memory.token_count
+    return chosen

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from django.apps import apps
 from django.db.models import Q
 from django.utils import timezone
 
 from memories.models import HistoryEvent, LinkType, Memory, MemoryHistory, MemoryLink
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.bulk import update_rows
+from memoryplatform.lib.hooks import run_hooks
 from tenants.models import Project
 
 BATCH_CLUSTERS = 500
@@ -183,40 +183,16 @@ def _existing_links(
 
 
 def reassign_entities(*, project: Project, primary_id: UUID, absorbed_ids: list[UUID]) -> int:
-    """Associate the primary with every entity of the absorbed memories (seed 000 §10.5)."""
+    """The primary takes every entity of the absorbed memories (the `memories_merged` hook);
+    returns the links moved."""
     return reassign_entities_batch(project=project, into=dict.fromkeys(absorbed_ids, primary_id))
 
 
 def reassign_entities_batch(*, project: Project, into: dict[UUID, UUID]) -> int:
-    """`reassign_entities` for many clusters at once: `into` maps absorbed → primary. An
-    entity already linked to the primary keeps its link; otherwise the best relevance wins.
-    A no-op until the entities app provides `EntityMemory`."""
-    try:
-        entity_memory = apps.get_model("entities", "EntityMemory")
-    except LookupError:
-        return 0
+    """`reassign_entities` for many clusters at once: `into` maps absorbed → primary."""
     if not into:
         return 0
-    rows = entity_memory.objects.filter(project=project, memory_id__in=list(into))
-    have = set(
-        entity_memory.objects.filter(project=project, memory_id__in=set(into.values())).values_list(
-            "memory_id", "entity_id"
-        )
-    )
-    best: dict[tuple[UUID, Any], float] = {}
-    for memory_id, entity_id, relevance in rows.values_list("memory_id", "entity_id", "relevance"):
-        key = (into[memory_id], entity_id)
-        if key not in have:
-            best[key] = max(relevance, best.get(key, 0.0))
-    entity_memory.objects.bulk_create(
-        [
-            entity_memory(project=project, entity_id=e, memory_id=m, relevance=r)
-            for (m, e), r in best.items()
-        ],
-        ignore_conflicts=True,
-    )
-    rows.delete()
-    return len(best)
+    return sum(run_hooks("memories_merged", project=project, into=into) or [0])
 
 
 def _supersede(project: Project, clusters: list[Cluster], actor: Actor, history: list[Any]) -> None:

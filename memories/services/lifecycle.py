@@ -1,14 +1,23 @@
-"""Lifecycle and decay (seed 001), preservation, pruning (seed 000 §4.5) and purging.
+"""Lifecycle and decay, preservation, pruning and purging.
 
 decay_score = clamp((importance × e^(−rate × days since access) + ln(1 + access_count) × boost)
               × confidence, 0, 1)
-state       = active ≥ 0.5 > dormant ≥ archival (0.1) > archived ≥ expiration (0.01) > expired
+state       = active ≥ 0.5 > dormant ≥ archival (0.1) > archived
 
 Precedence: preserved memories (pinned, a preservation tag, or `metadata.preserved_until` in
 the future) are active with score 1.0; memories created or accessed within the grace window
 (Memento's "hot" tier, 7 days) stay active; the "permanent" tier (preferences, importance
-≥ 0.8) never goes below dormant. Expired memories are soft-deleted (DELETE history, reason
-"expired") and purged for good after the retention window.
+≥ 0.8) never goes below dormant.
+
+Decay ranks, it never hides or removes: every read path returns memories of every state,
+ranked by their decay-aware (effective) confidence. A memory leaves recall only when a caller
+deletes it, a curator resolves it away, or the prune job removes it: effective confidence
+below the prune threshold (0.05 by default, about 130 days unread at a 30-day half-life),
+never a preference, a pinned or preserved memory, or one of importance ≥ 0.8. Pruning can be
+switched off or given another threshold per project (`pruning`, `prune_threshold` in the
+project's settings), lists its candidates before it acts, writes a DELETE history entry
+(reason "pruned") and sends a `memories_pruned` event. Pruned rows are purged for good after
+the retention window.
 
 Everything runs as set-based SQL in batches of `BATCH_SIZE` rows (keyset over the primary
 key), never a Python loop over rows: 100k memories take seconds.
@@ -27,10 +36,12 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from memories.models import MaintenanceState, Memory, MemoryState
+from memories.models import PERMANENT_IMPORTANCE, MaintenanceState, Memory, MemoryState
 from memories.selectors.filters import effective_confidence
+from memories.services.tuning import tuning
 from memoryplatform.events import emit
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import InvalidInput, NotFound, parse_uuid
@@ -38,9 +49,8 @@ from tenants.models import Project
 
 BATCH_SIZE = 5000
 PRESERVATION_TAGS = ["permanent", "important", "bookmark", "favorite", "pinned", "preserved"]
-PERMANENT_IMPORTANCE = 0.8
 ACTIVE_THRESHOLD = 0.5
-_ORDER = [MemoryState.ACTIVE, MemoryState.DORMANT, MemoryState.ARCHIVED, MemoryState.EXPIRED]
+_ORDER = [MemoryState.ACTIVE, MemoryState.DORMANT, MemoryState.ARCHIVED]
 _ISO = "%Y-%m-%dT%H:%M:%S"
 
 # One scoring expression, used by the batch update and by the status of one memory.
@@ -68,8 +78,7 @@ CROSS JOIN LATERAL (
 _NEW_STATE = """CASE WHEN sc.preserved OR sc.fresh OR sc.raw >= %(active)s THEN 'active'
      WHEN sc.raw >= %(archival)s THEN 'dormant'
      WHEN sc.permanent THEN 'dormant'
-     WHEN sc.raw >= %(expiration)s THEN 'archived'
-     ELSE 'expired' END"""
+     ELSE 'archived' END"""
 
 _DECAY_BATCH = f"""
 WITH batch AS (
@@ -81,21 +90,12 @@ WITH batch AS (
 ), changed AS (
     UPDATE memories_memory m
     SET decay_score = CASE WHEN sc.preserved THEN 1.0 ELSE sc.raw END,
-        state = {_NEW_STATE},
-        deleted_at = CASE WHEN {_NEW_STATE} = 'expired' THEN %(now)s ELSE NULL END
+        state = {_NEW_STATE}
     FROM sc
     WHERE m.id = sc.id
       AND (ABS(m.decay_score - CASE WHEN sc.preserved THEN 1.0 ELSE sc.raw END) > 0.0005
            OR m.state <> {_NEW_STATE})
-    RETURNING m.id, m.project_id, m.content, m.user_id, m.agent_id, m.run_id,
-              m.state AS new_state, sc.old_state
-), history AS (
-    INSERT INTO memories_memoryhistory (id, project_id, memory_id, event, old_content,
-        new_content, old_values, new_values, actor, user_id, agent_id, run_id, created_at)
-    SELECT gen_random_uuid(), project_id, id, 'DELETE', content, NULL,
-           jsonb_build_object('state', old_state), '{{"reason": "expired"}}'::jsonb,
-           %(actor)s, user_id, agent_id, run_id, %(now)s
-    FROM changed WHERE new_state = 'expired'
+    RETURNING m.id, m.state AS new_state, sc.old_state
 )
 SELECT (SELECT id FROM batch ORDER BY id DESC LIMIT 1),
        (SELECT COUNT(*) FROM batch),
@@ -117,7 +117,6 @@ def _params(now: datetime) -> dict[str, Any]:
         "permanent": PERMANENT_IMPORTANCE,
         "active": ACTIVE_THRESHOLD,
         "archival": settings.MEMORY_ARCHIVAL_THRESHOLD,
-        "expiration": settings.MEMORY_EXPIRATION_THRESHOLD,
     }
 
 
@@ -126,7 +125,6 @@ class DecayReport:
     scanned: int = 0
     updated: int = 0
     transitions: dict[str, int] = field(default_factory=dict)
-    expired: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -157,7 +155,6 @@ def memories_decay(
         if progress:
             progress(scanned)
     report.transitions = dict(transitions)
-    report.expired = sum(n for k, n in transitions.items() if k.endswith(">expired"))
     MaintenanceState.objects.update_or_create(project=project, defaults={"last_decay_at": now})
     emit(
         project_id=project.pk,
@@ -172,8 +169,9 @@ def memories_decay(
 
 
 def _next_step(state: str, score_parts: dict[str, Any]) -> tuple[str | None, float | None]:
-    """The next state down and in how many days (without access), by the same formula."""
-    if state == MemoryState.EXPIRED:
+    """The next state down and in how many days (without access), by the same formula.
+    Archived is the lowest state decay gives: only pruning goes further."""
+    if state not in _ORDER[:-1]:
         return None, None
     target_state = _ORDER[_ORDER.index(MemoryState(state)) + 1]
     if target_state != MemoryState.DORMANT and score_parts["permanent"]:
@@ -181,7 +179,6 @@ def _next_step(state: str, score_parts: dict[str, Any]) -> tuple[str | None, flo
     threshold = {
         MemoryState.DORMANT: ACTIVE_THRESHOLD,
         MemoryState.ARCHIVED: settings.MEMORY_ARCHIVAL_THRESHOLD,
-        MemoryState.EXPIRED: settings.MEMORY_EXPIRATION_THRESHOLD,
     }[target_state]
     importance, confidence = score_parts["importance"], score_parts["confidence"]
     rate = settings.MEMORY_DECAY_RATE
@@ -230,7 +227,20 @@ def memory_decay_status(*, project: Project, memory_id: UUID | str) -> dict[str,
         "in_grace_window": bool(parts["fresh"]),
         "predicted_next_state": next_state,
         "predicted_in_days": in_days,
+        "predicted_prune_in_days": _prune_in_days(project, parts),
     }
+
+
+def _prune_in_days(project: Project, parts: dict[str, Any]) -> float | None:
+    """Days (without access) until the effective confidence falls below the project's prune
+    threshold; None when the memory is never pruned (exempt, or pruning switched off)."""
+    threshold = float(tuning(project, "prune_threshold"))
+    exempt = parts["preserved"] or parts["permanent"]
+    if exempt or not tuning(project, "pruning") or threshold <= 0 or parts["confidence"] <= 0:
+        return None
+    half_life = settings.MEMORY_DECAY_HALF_LIFE_DAYS
+    days_total = half_life * math.log2(parts["confidence"] / threshold)
+    return round(max(days_total - parts["days"], 0.0), 2)
 
 
 @transaction.atomic
@@ -278,14 +288,16 @@ WITH changed AS (
            %(actor)s, user_id, agent_id, run_id, %(now)s
     FROM changed
 )
-SELECT COUNT(*) FROM changed
+SELECT id FROM changed
 """
+REPORTED_IDS = 100  # ids a prune report and its event name; the count covers every one
 
 
 @dataclass
 class PruneReport:
     dry_run: bool
     threshold: float
+    enabled: bool = True
     pruned: int = 0
     purged: int = 0
     pruned_ids: list[str] = field(default_factory=list)
@@ -294,9 +306,26 @@ class PruneReport:
         return asdict(self)
 
 
-def _prunable(project: Project, threshold: float, now: datetime) -> Any:
+def prune_threshold(project: Project, threshold: float | None = None) -> float:
+    """`threshold` checked, or the project's (`prune_threshold`), or MEMORY_PRUNE_THRESHOLD."""
+    threshold = tuning(project, "prune_threshold") if threshold is None else threshold
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise InvalidInput("threshold must be a number", fields={"threshold": ["a number"]})
+    if not 0 <= threshold <= 1:
+        raise InvalidInput("threshold must be within [0, 1]", fields={"threshold": ["[0, 1]"]})
+    return float(threshold)
+
+
+def prune_candidates(
+    *, project: Project, threshold: float | None = None, now: datetime | None = None
+) -> QuerySet[Memory]:
+    """The live memories a prune would remove now, lowest effective confidence first: below
+    the threshold, and none that is pinned, preserved (tag or date), a preference or of
+    importance >= 0.8. Each carries `effective_confidence`."""
     from django.db.models import Q
 
+    threshold = prune_threshold(project, threshold)
+    now = now or timezone.now()
     return (
         Memory.objects.for_project(project)
         .alive()
@@ -309,6 +338,7 @@ def _prunable(project: Project, threshold: float, now: datetime) -> Any:
         )
         .annotate(effective_confidence=effective_confidence())
         .filter(effective_confidence__lt=threshold)
+        .order_by("effective_confidence", "pk")
     )
 
 
@@ -318,20 +348,25 @@ def memories_prune(
     actor: Actor,
     threshold: float | None = None,
     dry_run: bool = False,
+    scheduled: bool = False,
     now: datetime | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> PruneReport:
-    """Soft-delete memories whose effective confidence fell below `threshold` (0.05), then
-    purge lifecycle-expired rows older than the retention window."""
+    """Soft-delete the prune candidates (`prune_candidates`), each with a DELETE history entry
+    (reason "pruned") and one `memories_pruned` event, then purge pruned rows older than the
+    retention window. The scheduled job (`scheduled`) does nothing in a project whose pruning
+    is switched off; a caller's explicit prune always runs."""
     now = now or timezone.now()
-    threshold = settings.MEMORY_PRUNE_THRESHOLD if threshold is None else threshold
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-        raise InvalidInput("threshold must be a number", fields={"threshold": ["a number"]})
-    if not 0 <= threshold <= 1:
-        raise InvalidInput("threshold must be within [0, 1]", fields={"threshold": ["[0, 1]"]})
-    ids = list(_prunable(project, threshold, now).values_list("pk", flat=True))
-    report = PruneReport(dry_run=dry_run, threshold=float(threshold))
-    report.pruned_ids = [str(pk) for pk in ids[:100]]
+    threshold = prune_threshold(project, threshold)
+    report = PruneReport(
+        dry_run=dry_run, threshold=threshold, enabled=bool(tuning(project, "pruning"))
+    )
+    if scheduled and not report.enabled:
+        return report
+    ids = list(
+        prune_candidates(project=project, threshold=threshold, now=now).values_list("pk", flat=True)
+    )
+    report.pruned_ids = [str(pk) for pk in ids[:REPORTED_IDS]]
     cutoff = now - timedelta(days=settings.MEMORY_EXPIRED_RETENTION_DAYS)
     purgeable = Memory.objects.for_project(project).filter(
         state=MemoryState.EXPIRED, deleted_at__lt=cutoff
@@ -340,22 +375,31 @@ def memories_prune(
         report.pruned = len(ids)
         report.purged = purgeable.count()
         return report
-    params = {"now": now, "threshold": float(threshold), "actor": str(actor)}
+    params = {"now": now, "threshold": threshold, "actor": str(actor)}
+    pruned: list[str] = []
     for start in range(0, len(ids), BATCH_SIZE):
         chunk = ids[start : start + BATCH_SIZE]
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(_PRUNE_BATCH, {**params, "ids": chunk})
-            report.pruned += cursor.fetchone()[0]
+            pruned += [str(row[0]) for row in cursor.fetchall()]
         if progress:
             progress(len(chunk))
+    report.pruned, report.pruned_ids = len(pruned), pruned[:REPORTED_IDS]
+    if pruned:
+        emit(
+            project_id=project.pk,
+            project_slug=project.slug,
+            type="memories_pruned",
+            data={"count": len(pruned), "ids": report.pruned_ids, "threshold": threshold},
+        )
     report.purged = memories_purge(project=project, before=cutoff)
     MaintenanceState.objects.update_or_create(project=project, defaults={"last_prune_at": now})
     return report
 
 
 def memories_purge(*, project: Project, before: datetime) -> int:
-    """Delete for good the memories the lifecycle expired (or pruned) before `before`.
-    Memories deleted by people or superseded keep their rows and audit trail."""
+    """Delete for good the memories pruned before `before`. Memories deleted by people or
+    superseded keep their rows and audit trail."""
     total = 0
     while True:
         ids = list(

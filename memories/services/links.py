@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -9,6 +10,8 @@ from django.db import IntegrityError, transaction
 
 from memories.models import LinkType, Memory, MemoryLink
 from memories.services.content import check_metadata, check_unit_interval
+from memories.services.memories import CreateResult, MemoryInput, memory_create
+from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, check_choice, parse_uuid
 from tenants.models import Project
 
@@ -68,3 +71,21 @@ def memory_link_delete(
     deleted, _ = links.delete()
     if not deleted:
         raise NotFound("link not found")
+
+
+@transaction.atomic
+def memory_create_linked(
+    *,
+    project: Project,
+    data: MemoryInput,
+    links: Sequence[tuple[UUID | str, str]],
+    actor: Actor,
+) -> CreateResult:
+    """Store a memory and link it to each (target id, link type) of `links`, in one
+    transaction: a target that is missing (or of another project) stores nothing."""
+    result = memory_create(project=project, data=data, actor=actor)
+    for target, link_type in links:
+        memory_link_create(
+            project=project, from_id=result.memory.pk, to_id=target, link_type=link_type
+        )
+    return result

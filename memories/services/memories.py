@@ -12,7 +12,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from memories.models import HistoryEvent, Memory, MemoryHistory
+from memories.models import (
+    PERMANENT_IMPORTANCE,
+    HistoryEvent,
+    Memory,
+    MemoryHistory,
+    default_importance,
+)
 from memories.services.content import (
     SCOPE_FIELDS,
     Scope,
@@ -27,6 +33,7 @@ from memories.services.embedding import embed_or_none
 from memoryplatform.events import EventType, emit_many
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, parse_uuid
+from memoryplatform.lib.hooks import run_hooks
 from memoryplatform.lib.tokens import estimate_tokens
 from tenants.models import Project
 
@@ -64,13 +71,14 @@ class MemoryInput:
     memory_type: str = "observation"
     tags: list[str] = field(default_factory=list)
     confidence: float = 1.0
-    importance: float = 0.5
+    importance: float | None = None  # None: the type's default (models.TYPE_IMPORTANCE)
     source: str = ""
     context: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
     pinned: bool = False
     expires_at: datetime | None = None
     entity_names: list[str] = field(default_factory=list)
+    extract_entities: bool = True  # False: link entity_names only, extract nothing from text
 
     def scope(self) -> Scope:
         return Scope.of(self)
@@ -153,7 +161,9 @@ def _mask(project: Project, values: dict[str, Any]) -> dict[str, Any]:
 
 def _build(project: Project, data: MemoryInput, embedding: list[float] | None) -> Memory:
     scope = data.scope()
-    values = _mask(project, _clean({name: getattr(data, name) for name in EDITABLE_FIELDS}))
+    given = {name: getattr(data, name) for name in EDITABLE_FIELDS}
+    values = _mask(project, _clean({name: v for name, v in given.items() if v is not None}))
+    values.setdefault("importance", default_importance(values["memory_type"]))
     return Memory(
         project=project,
         **values,
@@ -232,11 +242,13 @@ def _after_inserts(project: Project, results: list[CreateResult], items: list[Me
 
 
 def _update_graph(project: Project, results: list[CreateResult], items: list[MemoryInput]) -> None:
-    """Link `entity_names` and extract entities/relations from new memories (entities app)."""
-    from entities.services.memory_graph import memories_stored
-
-    stored = [(r.memory, r.created, i.entity_names) for r, i in zip(results, items, strict=True)]
-    memories_stored(project=project, stored=stored)
+    """Tell the knowledge graph (the `memories_stored` hook) what was stored: it links
+    `entity_names` and extracts entities and relations from the new memories."""
+    stored = [
+        (r.memory, r.created and i.extract_entities, i.entity_names)
+        for r, i in zip(results, items, strict=True)
+    ]
+    run_hooks("memories_stored", project=project, stored=stored)
 
 
 def _get_for_write(project: Project, memory_id: UUID | str) -> Memory:
@@ -284,9 +296,7 @@ def memory_update(
     _history(memory, HistoryEvent.UPDATE, actor, old=old, new=changed).save()
     _emit(project, memory, "memory_updated", changes=sorted(changed), version=memory.version)
     if "content" in changed:  # new facts may add or close relations in the graph
-        from entities.services.memory_graph import memories_stored
-
-        memories_stored(project=project, stored=[(memory, True, [])])
+        run_hooks("memories_stored", project=project, stored=[(memory, True, [])])
     return memory
 
 
@@ -364,6 +374,7 @@ _DELETE_CRITERIA = (
     "source",
     "created_after",
     "created_before",
+    "expression",
 )
 
 
@@ -376,11 +387,13 @@ def memories_delete(
     filters: Any = None,
     confidence_below: float | None = None,
     force: bool = False,
+    protect_permanent: bool = False,
     reason: str = "",
 ) -> DeleteResult:
     """Soft-delete by ids and/or a filter (`MemoryFilters`; `confidence_below` is decay-aware).
     At least one criterion is required; an unknown id fails the whole call; pinned memories
-    are kept (and reported) unless `force`."""
+    (and with `protect_permanent` preferences and importance >= 0.8, Memento's permanent
+    tier) are kept and reported unless `force`."""
     from memories.selectors.filters import apply_filters
 
     given = [name for name in _DELETE_CRITERIA if filters is not None and getattr(filters, name)]
@@ -403,8 +416,13 @@ def memories_delete(
             queryset = apply_filters(queryset, _all_states())
         queryset = queryset.filter(effective_confidence__lt=confidence_below)  # type: ignore[misc]
     memories = list(queryset.select_for_update(of=("self",)))
-    kept = [memory for memory in memories if memory.pinned and not force]
-    doomed = [memory for memory in memories if force or not memory.pinned]
+
+    def protected(memory: Memory) -> bool:
+        permanent = memory.memory_type == "preference" or memory.importance >= PERMANENT_IMPORTANCE
+        return memory.pinned or (protect_permanent and permanent)
+
+    kept = [memory for memory in memories if protected(memory) and not force]
+    doomed = [memory for memory in memories if force or not protected(memory)]
     _soft_delete(project, doomed, actor, reason)
     return DeleteResult(
         deleted_ids=[str(memory.pk) for memory in doomed],

@@ -5,16 +5,18 @@ from __future__ import annotations
 from django.db import transaction
 
 from memories.models import Memory, MemoryHistory, MemoryLink
+from memoryplatform.lib.hooks import run_hooks
 from tenants.models import Project
 
 
 @transaction.atomic
 def project_reset(*, project: Project) -> dict[str, int]:
-    """Hard-delete everything the project stored. Keys and the project itself remain."""
-    from entities.services.graph import graph_reset
-
-    counts = {
-        **graph_reset(project=project),
+    """Hard-delete everything the project stored (the `project_reset` hooks wipe what the
+    apps above kept of it: the graph). Keys and the project itself remain."""
+    counts: dict[str, int] = {}
+    for wiped in run_hooks("project_reset", project=project):
+        counts.update(wiped or {})
+    counts |= {
         "links": MemoryLink.objects.filter(project=project).delete()[0],
         "history": MemoryHistory.objects.filter(project=project).delete()[0],
     }

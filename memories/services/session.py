@@ -8,10 +8,9 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 
-from memories.models import Memory, MemoryType
+from memories.models import Memory, MemoryType, default_importance
 from memories.services.bulk import memories_create_bulk
 from memories.services.content import Scope, check_metadata
-from memories.services.extraction.offline import TYPE_IMPORTANCE
 from memories.services.memories import MemoryInput
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import InvalidInput
@@ -63,7 +62,7 @@ def session_reflect(
             content=summary.strip(),
             memory_type="fact",
             tags=["session_summary"],
-            importance=TYPE_IMPORTANCE["fact"],
+            importance=default_importance("fact"),
             source="reflect",
             metadata=summary_meta,
             **scope.as_dict(),
@@ -76,7 +75,7 @@ def session_reflect(
                     content=text,
                     memory_type=memory_type,
                     tags=list(tags),
-                    importance=TYPE_IMPORTANCE[memory_type],
+                    importance=default_importance(memory_type),
                     source="reflect",
                     metadata=dict(base["metadata"]),
                     **scope.as_dict(),
@@ -119,7 +118,7 @@ def session_context(
     types: list[str] | None = None,
     session_id: str | None = None,
 ) -> SessionContext:
-    """Core memory (the most important active memories of `types` in the user/agent scope)
+    """Core memory (the most important memories of `types` in the user/agent scope, any state)
     then, with `session_id`, working memory (that run's memories, newest first), together
     within `token_budget` tokens. Core gets two thirds of the budget when a session is given;
     anything it leaves unused goes to working memory."""
@@ -129,7 +128,7 @@ def session_context(
     unknown = [t for t in types if t not in MemoryType.values]
     if unknown:
         raise InvalidInput("unknown memory type", fields={"types": unknown})
-    base = Memory.objects.for_project(project).alive().filter(state="active")
+    base = Memory.objects.for_project(project).alive()
     base = base.defer("embedding", "search_vector")
     owner = Scope(scope.user_id, scope.agent_id, None)
     if owner.is_empty and not session_id:

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+from uuid import UUID
+
 from django.db import transaction
 
 from memories.models import LinkType, Memory, MemoryLink
-from memories.services.memories import memory_delete
+from memories.services.memories import (
+    EDITABLE_FIELDS,
+    MemoryInput,
+    memory_create,
+    memory_delete,
+    memory_update,
+)
 from memoryplatform.lib.actor import Actor
+from memoryplatform.lib.errors import NotFound, parse_uuid
 from tenants.models import Project
 
 
@@ -48,3 +58,40 @@ def memory_supersede(
         )
     why = reason or (f"superseded by {new.pk}" if new is not None else "superseded")
     memory_delete(project=project, memory_id=old.pk, actor=actor, reason=why)
+
+
+SUPERSEDED_SHARE = 0.5  # what is left of an older version's importance and confidence
+
+
+@transaction.atomic
+def memory_revise(
+    *, project: Project, memory_id: UUID | str, changes: dict[str, Any], actor: Actor
+) -> Memory:
+    """A new version of a memory as a memory of its own: the old one with `changes`, linked
+    new -supersedes-> old and old -superseded_by-> new. The old one stays findable, its
+    importance and confidence halved, so it ranks below the version that replaced it
+    (Memento's `amend` with `supersedes`). Changes that leave the content as it was are
+    applied in place."""
+    old = Memory.objects.for_project(project).alive().filter(pk=parse_uuid(memory_id)).first()
+    if old is None:
+        raise NotFound("memory not found")
+    values = {name: getattr(old, name) for name in EDITABLE_FIELDS} | changes
+    data = MemoryInput(**values, user_id=old.user_id, agent_id=old.agent_id, run_id=old.run_id)
+    if data.content == old.content:
+        return memory_update(project=project, memory_id=old.pk, changes=changes, actor=actor)
+    new = memory_create(project=project, data=data, actor=actor).memory
+    if new.pk == old.pk:
+        return new
+    link_pair(
+        project=project,
+        source=new,
+        target=old,
+        link_type=LinkType.SUPERSEDES,
+        inverse=LinkType.SUPERSEDED_BY,
+    )
+    demoted = {
+        "importance": round(old.importance * SUPERSEDED_SHARE, 6),
+        "confidence": round(old.confidence * SUPERSEDED_SHARE, 6),
+    }
+    memory_update(project=project, memory_id=old.pk, changes=demoted, actor=actor)
+    return new

@@ -21,6 +21,8 @@ DEFAULTS = {
     "bulk_near_duplicates": "MEMORY_BULK_NEAR_DUPLICATES",
     "bulk_vector_index": "MEMORY_BULK_VECTOR_INDEX",
     "contradiction_min_similarity": "MEMORY_CONTRADICTION_MIN_SIMILARITY",
+    "pruning": "MEMORY_PRUNING",
+    "prune_threshold": "MEMORY_PRUNE_THRESHOLD",
 }
 
 

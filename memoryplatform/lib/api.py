@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import OperationalError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from memoryplatform.lib.errors import ServiceError
+
+logger = logging.getLogger(__name__)
+DATABASE_RETRY_AFTER_SECONDS = 2
 
 
 def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
@@ -43,6 +48,12 @@ def error_response(
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ServiceError):
         return error_response(exc.code, exc.message, exc.status, exc.fields)
+    if isinstance(exc, OperationalError):  # no connection to be had, a server restarting...
+        logger.warning("database unavailable: %s", exc)
+        message = "The database is busy or unavailable; retry shortly."
+        response = error_response("unavailable", message, status.HTTP_503_SERVICE_UNAVAILABLE)
+        response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
+        return response
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(
             exc.message_dict if hasattr(exc, "error_dict") else exc.messages

@@ -14,10 +14,18 @@ back to the pool). asgiref's thread-locals are set as for any `sync_to_async` ho
 `async_to_sync` inside a view (events sent to the channel layer) still runs on the server's
 event loop. Async views (the SSE event stream, which lives as long as its client) go to
 Django's own handler: a stream must not hold one of the threads.
+
+Overload is shed, not queued without end: a request that finds `queue_limit` requests already
+waiting for a thread, or that waited `queue_timeout` seconds for one, is answered `503` with
+`Retry-After` (a JSON error body as every API error) without running its view. With the
+connections sized to the threads (memoryplatform/lib/db_threads.py) a request that has a
+thread always gets a connection, so the wait for a thread is the only queue.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 from asgiref.sync import async_to_sync, iscoroutinefunction, sync_to_async
@@ -25,7 +33,7 @@ from django.core import signals
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.base import BaseHandler
-from django.http import FileResponse
+from django.http import FileResponse, JsonResponse
 from django.urls import Resolver404, get_resolver, set_script_prefix
 
 from memoryplatform.lib.db_threads import executor_with_connections
@@ -34,11 +42,15 @@ from memoryplatform.lib.db_threads import executor_with_connections
 class ThreadedHTTPHandler(ASGIHandler):
     """ASGI callable for `http` scopes; see the module docstring."""
 
-    def __init__(self, *, threads: int) -> None:
+    def __init__(self, *, threads: int, queue_limit: int = 200, queue_timeout: float = 5.0) -> None:
         BaseHandler.__init__(self)
         self.load_middleware(is_async=False)  # the chain runs in the request's thread
         self._executor = executor_with_connections(threads, "http")
         self._django = ASGIHandler()  # async views
+        self._queue_limit = queue_limit
+        self._queue_timeout = queue_timeout
+        self._waiting = 0  # requests read and waiting for a thread
+        self._waiting_lock = threading.Lock()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -46,13 +58,18 @@ class ThreadedHTTPHandler(ASGIHandler):
         if self._is_async_view(scope):
             await self._django(scope, receive, send)
             return
+        if self._waiting >= self._queue_limit:
+            await self.send_response(overloaded("too many requests are waiting"), send)
+            return
         try:
             body_file = await self.read_body(receive)
         except RequestAborted:
             return
+        with self._waiting_lock:
+            self._waiting += 1
         try:
             serve = sync_to_async(self._serve, thread_sensitive=False, executor=self._executor)
-            await serve(scope, body_file, send)
+            await serve(scope, body_file, send, time.monotonic())
         finally:
             body_file.close()
 
@@ -67,7 +84,13 @@ class ThreadedHTTPHandler(ASGIHandler):
             return False
         return iscoroutinefunction(match.func)
 
-    def _serve(self, scope: dict[str, Any], body_file: Any, send: Any) -> None:
+    def _serve(self, scope: dict[str, Any], body_file: Any, send: Any, queued_at: float) -> None:
+        with self._waiting_lock:
+            self._waiting -= 1
+        if time.monotonic() - queued_at > self._queue_timeout:
+            response = overloaded(f"no thread was free for {self._queue_timeout:g} s")
+            async_to_sync(self.send_response)(response, send)
+            return
         set_script_prefix(get_script_prefix(scope))
         signals.request_started.send(sender=self.__class__, scope=scope)
         request, response = self.create_request(scope, body_file)
@@ -80,3 +103,16 @@ class ThreadedHTTPHandler(ASGIHandler):
             async_to_sync(self.send_response)(response, send)
         finally:
             response.close()  # request_finished: the connection goes back to the pool
+
+
+RETRY_AFTER_SECONDS = 1
+
+
+def overloaded(why: str) -> JsonResponse:
+    """503 with Retry-After: the server is busy, the request was not run; try again soon."""
+    message = f"The server is overloaded ({why}); retry after {RETRY_AFTER_SECONDS} s."
+    response = JsonResponse(
+        {"error": {"code": "overloaded", "message": message, "fields": {}}}, status=503
+    )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response

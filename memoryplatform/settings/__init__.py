@@ -46,7 +46,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "rest_framework",
-    "django_filters",
     "drf_spectacular",
     "channels",
     "django_q",
@@ -110,14 +109,20 @@ else:
         "CONN_MAX_AGE": env_int("MEMORY_DB_CONN_MAX_AGE", 60),
         "PGDATA": str(DATA_DIR / "postgres"),
     }
-# The ASGI server takes its connections from a psycopg pool (Django's "pool" option). Under
+# The ASGI server takes its connections from psycopg pools (Django's "pool" option). Under
 # ASGI (daphne, uvicorn) requests run on many threads (MEMORY_HTTP_THREADS, hybrid search's
-# second thread, Django's thread per request for async views), so persistent per-thread
-# connections (CONN_MAX_AGE) would pile up; a pool hands each request a warm connection and
-# takes it back when the request ends. The server asks for it
-# (MEMORY_DB_POOL, set by memoryplatform/asgi.py and by `manage.py serve`); other processes
-# keep persistent connections: django-q2's cluster forks its workers, and a forked child
-# must not share its parent's pooled connections. MEMORY_DB_POOL_SIZE=0 turns it off.
+# second thread, MCP tool calls, Django's thread per request for async views), so persistent
+# per-thread connections (CONN_MAX_AGE) would pile up; a pool hands each request a warm
+# connection and takes it back when the request ends. Each pool of threads has a pool of
+# connections of its own, one per thread (memoryplatform/lib/db_threads.py), so no thread waits
+# for a connection another holds while waiting for it; MEMORY_DB_POOL_SIZE is the pool shared
+# by threads of no role (short key checks of streams, the main thread). The server asks for
+# pooling (MEMORY_DB_POOL, set by memoryplatform/asgi.py and by `manage.py serve`); other
+# processes keep persistent connections: django-q2's cluster forks its workers, and a forked
+# child must not share its parent's pooled connections. MEMORY_DB_POOL_SIZE=0 turns it off.
+# A server holds at most MEMORY_HTTP_THREADS + 4 (hybrid search) + 1 (reinforcement) +
+# MEMORY_MCP_THREADS + 4 (stream key checks) + MEMORY_DB_POOL_SIZE connections: 47 by default,
+# within PostgreSQL's default max_connections of 100.
 MEMORY_DB_POOL_SIZE = (
     env_int("MEMORY_DB_POOL_SIZE", 10, minimum=0) if env_bool("MEMORY_DB_POOL", False) else 0
 )
@@ -129,9 +134,28 @@ if MEMORY_DB_POOL_SIZE:
         "timeout": env_int("MEMORY_DB_POOL_TIMEOUT", 10, minimum=1),
     }
 # Threads that run HTTP requests under ASGI (memoryplatform/lib/asgi_http.py): requests beyond
-# this many wait for a thread, as in a threaded WSGI server. More than the connection pool, so
-# a request that needs no connection (static files) is not kept waiting by those that do.
+# this many wait for a thread, as in a threaded WSGI server. A request that has waited
+# MEMORY_HTTP_QUEUE_TIMEOUT seconds for one, or that finds MEMORY_HTTP_QUEUE_LIMIT requests
+# already waiting, is answered 503 with Retry-After instead of waiting on: overload is shed,
+# not turned into timeouts.
+# Hooks (memoryplatform/lib/hooks.py): what the memory store tells, or asks of, the apps above
+# it without importing them. Each event lists import strings called in order, in the caller's
+# transaction.
+MEMORY_HOOKS: dict[str, list[str]] = {
+    # (project, stored: [(memory, created, entity_names)]): link names, extract the graph
+    "memories_stored": ["entities.services.memory_graph.memories_stored"],
+    # (project, into: {absorbed id: primary id}): the primary takes the absorbed's entities
+    "memories_merged": ["entities.services.memory_graph.memories_merged"],
+    # (project) -> counts: the project's graph is wiped with its memories
+    "project_reset": ["entities.services.graph.graph_reset"],
+    # (ids=, names=, project=) -> Q: memories linked to these entities
+    "entity_filter": ["entities.selectors.memory_filters.linked_to_entities"],
+}
 MEMORY_HTTP_THREADS = env_int("MEMORY_HTTP_THREADS", 20, minimum=1)
+MEMORY_HTTP_QUEUE_TIMEOUT = env_float("MEMORY_HTTP_QUEUE_TIMEOUT", 5.0, minimum=0.1)
+MEMORY_HTTP_QUEUE_LIMIT = env_int("MEMORY_HTTP_QUEUE_LIMIT", 200, minimum=1)
+# Threads that run MCP tool calls in the server: a slow call (an LLM extraction) holds one.
+MEMORY_MCP_THREADS = env_int("MEMORY_MCP_THREADS", 8, minimum=1)
 _db["CONN_HEALTH_CHECKS"] = True  # a connection the server closed is replaced, not used
 # pgvector's query settings for every session, sent with the connection (no SET round trips
 # per search): HNSW breadth, and iterative scans so filtered searches still fill `limit`.
@@ -234,7 +258,12 @@ MEMORY_REINFORCEMENT_DELAY_MS = env_int("MEMORY_REINFORCEMENT_DELAY_MS", 200, mi
 MEMORY_API_KEY_TOUCH_SECONDS = env_int("MEMORY_API_KEY_TOUCH_SECONDS", 60, minimum=0)
 
 # Search (docs/search.md): semantic floor, hybrid fusion, candidate pool, HNSW query breadth.
-MEMORY_SEARCH_MIN_SIMILARITY = env_float("MEMORY_SEARCH_MIN_SIMILARITY", 0.5, minimum=0, maximum=1)
+# Floor 0.15: a paraphrase shares little with what it asks for (median cosine 0.38 between a
+# question and its memory with all-MiniLM-L6-v2): top-5 recall of paraphrased questions 0.368
+# at 0.5 -> 0.816, LoCoMo hybrid R@10 0.722 -> 0.729 (python -m benchmarks.paraphrase;
+# python -m benchmarks.locomo --min-similarity 0.15). Any floor from 0 to 0.25 scores the
+# same on both; 0.15 still drops 85% of unrelated memories from the semantic candidates.
+MEMORY_SEARCH_MIN_SIMILARITY = env_float("MEMORY_SEARCH_MIN_SIMILARITY", 0.15, minimum=0, maximum=1)
 MEMORY_SEARCH_FUSION = env_choice("MEMORY_SEARCH_FUSION", "minmax", {"minmax", "rrf"})
 # 0.5 and min-max fusion: best hybrid recall on LoCoMo (docs/benchmarks.md); the seed says 0.4.
 MEMORY_SEARCH_HYBRID_ALPHA = env_float("MEMORY_SEARCH_HYBRID_ALPHA", 0.5, minimum=0, maximum=1)
@@ -306,9 +335,11 @@ MEMORY_DECAY_RATE = env_float("MEMORY_DECAY_RATE", 0.01, minimum=0)
 MEMORY_DECAY_ACCESS_BOOST = env_float("MEMORY_DECAY_ACCESS_BOOST", 0.1, minimum=0)
 MEMORY_DECAY_GRACE_DAYS = env_float("MEMORY_DECAY_GRACE_DAYS", 7.0, minimum=0)
 MEMORY_ARCHIVAL_THRESHOLD = env_float("MEMORY_ARCHIVAL_THRESHOLD", 0.1, minimum=0, maximum=1)
-MEMORY_EXPIRATION_THRESHOLD = env_float("MEMORY_EXPIRATION_THRESHOLD", 0.01, minimum=0, maximum=1)
 MEMORY_EXPIRED_RETENTION_DAYS = env_float("MEMORY_EXPIRED_RETENTION_DAYS", 30.0, minimum=0)
 MEMORY_PRUNE_THRESHOLD = env_float("MEMORY_PRUNE_THRESHOLD", 0.05, minimum=0, maximum=1)
+# The daily prune job removes memories below the threshold (memories/services/lifecycle.py);
+# false: it removes nothing (a project may also set "pruning": false in its settings).
+MEMORY_PRUNING = env_bool("MEMORY_PRUNING", True)
 
 # Knowledge graph: entity/relation extraction on store. auto = offline extractor inline,
 # LLM extractor as a background job; sync/async force one; off disables extraction.

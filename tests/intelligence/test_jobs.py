@@ -37,8 +37,8 @@ def test_the_decay_task_runs_through_the_queue_synchronously(alice, remember):
     memory = remember("Old news")
     _old(memory["id"])
     task_id = async_task("memories.tasks.run_decay", alice.project.pk)
-    assert result(task_id)["alice"]["expired"] == 1
-    assert Memory.objects.get(pk=memory["id"]).deleted_at is not None
+    assert result(task_id)["alice"]["transitions"] == {"active>archived": 1}
+    assert Memory.objects.get(pk=memory["id"]).state == "archived"
 
 
 def test_setup_schedules_is_idempotent(db):
@@ -56,7 +56,7 @@ def test_commands_print_a_summary(alice, remember):
     _old(memory["id"], days=200)
     out = StringIO()
     call_command("run_decay", "--project", "alice", stdout=out, verbosity=0)
-    assert "alice: 1 scanned, 1 updated, 0 expired (active>archived 1)" in out.getvalue()
+    assert "alice: 1 scanned, 1 updated (active>archived 1)" in out.getvalue()
     call_command("prune_memories", "--project", "alice", "--dry-run", stdout=out, verbosity=0)
     assert "alice: would prune 1" in out.getvalue()
     call_command("consolidate_memories", "--project", "alice", stdout=out, verbosity=0)
@@ -93,7 +93,7 @@ def test_a_job_travels_through_the_redis_broker(alice, remember, settings, monke
 
     task_id = async_task("memories.tasks.run_decay", alice.project.pk, broker=broker, sync=False)
     assert broker.queue_size() == 1
-    assert Memory.objects.get(pk=memory["id"]).deleted_at is None  # nothing ran yet
+    assert Memory.objects.get(pk=memory["id"]).state == "active"  # nothing ran yet
     [(_, package)] = broker.dequeue()
     tasks, results = Queue(), Queue()
     tasks.put(SignedPackage.loads(package))
@@ -103,4 +103,4 @@ def test_a_job_travels_through_the_redis_broker(alice, remember, settings, monke
     monitor(results, broker)
 
     assert Task.objects.get(id=task_id).success is True
-    assert Memory.objects.get(pk=memory["id"]).deleted_at is not None
+    assert Memory.objects.get(pk=memory["id"]).state == "archived"

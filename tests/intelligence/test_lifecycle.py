@@ -42,15 +42,22 @@ def test_decay_moves_memories_through_the_states(alice, remember, days, importan
     assert stored.decay_score == pytest.approx(importance * math.exp(-0.01 * days), abs=1e-3)
 
 
-def test_expired_memories_are_soft_deleted_with_a_history_entry(alice, remember):
+def test_decay_never_removes_a_memory_only_the_prune_job_does_with_history(alice, remember):
     memory = remember("An old note")
     _age(memory["id"], 400)
     report = _decay(alice)
-    assert report["expired"] == 1
+    assert report["transitions"] == {"active>archived": 1}
     stored = Memory.objects.get(pk=memory["id"])
+    assert (stored.state, stored.deleted_at) == ("archived", None)
+    assert alice.get("/api/v1/memories/").json()["count"] == 1  # archived, still listed
+    candidates = alice.get("/api/v1/memories/prune/").json()
+    assert [m["id"] for m in candidates["results"]] == [memory["id"]]
+    assert (candidates["count"], candidates["enabled"]) == (1, True)
+    assert alice.post("/api/v1/memories/prune/", {}).json()["pruned"] == 1
+    stored.refresh_from_db()
     assert (stored.state, stored.deleted_at is not None) == ("expired", True)
     entry = MemoryHistory.objects.get(memory_id=memory["id"], event="DELETE")
-    assert entry.new_values == {"reason": "expired"}
+    assert entry.new_values == {"reason": "pruned", "threshold": 0.05}
 
 
 def test_access_frequency_and_confidence_enter_the_score(alice, remember):

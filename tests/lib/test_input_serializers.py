@@ -22,7 +22,7 @@ def test_fields_are_built_once_per_class() -> None:
     assert first.fields is second.fields
     listing = MemoryListQuerySerializer(data={})
     assert listing.fields is not first.fields  # a subclass keeps its own set
-    assert set(listing.fields) < set(first.fields) | {"limit", "offset"}
+    assert set(listing.fields) < set(first.fields) | {"limit", "offset", "include_deleted"}
 
 
 def test_defaults_are_fresh_for_every_validation() -> None:
@@ -31,7 +31,7 @@ def test_defaults_are_fresh_for_every_validation() -> None:
     first.validated_data["state"].append("archived")
     second = validate(SearchRequestSerializer, {"query": "dark mode"})
     assert second.validated_data["tags"] == []
-    assert second.validated_data["state"] == ["active"]
+    assert second.validated_data["state"] == []  # every lifecycle state
 
 
 def test_an_invalid_request_does_not_affect_the_next() -> None:

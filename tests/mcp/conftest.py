@@ -156,5 +156,5 @@ async def in_process(tenant: Any, profile: str = "standard") -> AsyncIterator[An
         with bound_api_key(api_key):
             async with Client(build_server(profile)) as client:
                 yield client
-    finally:  # the tools' worker thread holds a connection: let the test database go
+    finally:  # the key check's thread holds a connection: let the test database go
         await sync_to_async(connections.close_all)()

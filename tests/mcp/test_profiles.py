@@ -220,21 +220,220 @@ async def test_memento_tools_remember_recall_amend_and_forget(alice):
                 },
             )
         )
-        assert kept["success"] is True
+        assert (kept["success"], kept["created"]) == (True, True)
         recalled = structured(
             await client.call_tool(
                 "recall", {"text": "pnpm or npm in the web repo?", "topic": "tooling"}
             )
         )
+        assert recalled["success"] is True
         assert [item["id"] for item in recalled["results"]] == [kept["id"]]
         amended = structured(
             await client.call_tool("amend", {"id": kept["id"], "content": "Use pnpm 9"})
         )
-        assert amended["version"] == 2
+        assert (amended["success"], amended["fragment"]["version"]) == (True, 2)
         refused = structured(await client.call_tool("forget", {"topic": "tooling"}))
-        assert refused["skipped_pinned_ids"] == [kept["id"]]
+        assert (refused["deleted"], refused["skippedIds"]) == (0, [kept["id"]])
         forgotten = structured(await client.call_tool("forget", {"id": kept["id"], "force": True}))
-        assert forgotten["deleted_ids"] == [kept["id"]]
+        assert forgotten["deletedIds"] == [kept["id"]]
+
+
+async def _remember(client, content: str, topic: str, type: str = "fact", **extra) -> str:
+    body = {"content": content, "topic": topic, "type": type, **extra}
+    stored = structured(await client.call_tool("remember", body))
+    assert stored["success"] is True, stored
+    return stored["id"]
+
+
+async def test_memento_recall_works_on_filters_alone_topic_and_keywords_apart(alice):
+    async with in_process(alice, "memento") as client:
+        deploy = await _remember(
+            client, "Deploys run from the release branch", "deploy", keywords=["release"]
+        )
+        tooling = await _remember(client, "The deploy script needs bash 5", "tooling", "procedure")
+        auto = await _remember(client, "Grafana dashboards refresh every minute", "monitoring")
+
+        def ids(body):
+            assert body["success"] is True, body
+            return {item["id"] for item in body["results"]}
+
+        by_topic = structured(await client.call_tool("recall", {"topic": "deploy"}))
+        assert ids(by_topic) == {deploy}  # "deploy" in another fragment's text is no topic
+        by_type = structured(await client.call_tool("recall", {"type": "procedure"}))
+        assert ids(by_type) == {tooling}
+        by_keyword = structured(await client.call_tool("recall", {"keywords": ["release"]}))
+        assert ids(by_keyword) == {deploy}
+        # keywords were extracted from the text when none were given, and are matched
+        extracted = structured(await client.call_tool("recall", {"keywords": ["grafana"]}))
+        assert ids(extracted) == {auto}
+        topic_is_not_a_keyword = structured(
+            await client.call_tool("recall", {"keywords": ["monitoring"]})
+        )
+        assert ids(topic_is_not_a_keyword) == set()
+        combined = structured(
+            await client.call_tool("recall", {"topic": "tooling", "type": "procedure"})
+        )
+        assert ids(combined) == {tooling}
+        future = structured(
+            await client.call_tool("recall", {"createdAfter": "2999-01-01T00:00:00Z"})
+        )
+        assert ids(future) == set()
+        nothing = structured(await client.call_tool("recall", {}))
+        assert nothing["success"] is False and "give text" in nothing["error"]
+
+
+async def test_memento_forget_is_exact_and_never_too_broad(alice):
+    async with in_process(alice, "memento") as client:
+        doomed = await _remember(client, "Old VPN host is vpn1", "network")
+        kept = await _remember(
+            client, "The network team owns DNS", "ownership", keywords=["network"]
+        )
+        too_broad = structured(await client.call_tool("forget", {"agentId": "default"}))
+        assert too_broad["success"] is False
+        gone = structured(await client.call_tool("forget", {"topic": "network"}))
+        assert gone["deletedIds"] == [doomed]
+        left = structured(await client.call_tool("recall", {"keywords": ["network"]}))
+        assert [item["id"] for item in left["results"]] == [kept]
+        missing = structured(await client.call_tool("forget", {"id": doomed}))
+        assert missing["success"] is False and "not found" in missing["error"]
+
+
+async def test_memento_amend_changes_topic_and_keywords_apart_and_can_supersede(alice):
+    async with in_process(alice, "memento") as client:
+        first = await _remember(client, "Staging runs PostgreSQL 15", "infra", keywords=["pg"])
+        retopic = structured(await client.call_tool("amend", {"id": first, "topic": "database"}))
+        assert retopic["fragment"]["metadata"]["topic"] == "database"
+        assert retopic["fragment"]["tags"] == ["pg"]
+        rekey = structured(await client.call_tool("amend", {"id": first, "keywords": ["staging"]}))
+        assert rekey["fragment"]["tags"] == ["staging"]
+        assert rekey["fragment"]["metadata"]["topic"] == "database"
+        newer = structured(
+            await client.call_tool(
+                "amend", {"id": first, "content": "Staging runs PostgreSQL 17", "supersedes": True}
+            )
+        )
+        assert newer["id"] != first
+        assert newer["fragment"]["metadata"]["topic"] == "database"
+        found = structured(await client.call_tool("recall", {"text": "staging PostgreSQL version"}))
+        ranked = [item["id"] for item in found["results"]]
+        assert ranked[:2] == [newer["id"], first]  # the original stays, ranked below
+    from asgiref.sync import sync_to_async
+
+    from memories.models import MemoryLink
+
+    def links_of(memory_id: str) -> set[tuple[str, str]]:
+        rows = MemoryLink.objects.filter(from_memory_id=memory_id)
+        return {(kind, str(to)) for kind, to in rows.values_list("link_type", "to_memory_id")}
+
+    assert ("supersedes", first) in await sync_to_async(links_of)(newer["id"])
+    assert ("superseded_by", newer["id"]) in await sync_to_async(links_of)(first)
+
+
+async def test_memento_remember_with_links_is_one_transaction(alice):
+    async with in_process(alice, "memento") as client:
+        target = await _remember(client, "The cache node ran out of memory", "incident", "error")
+        linked = structured(
+            await client.call_tool(
+                "remember",
+                {
+                    "content": "Raised the cache memory limit to 4 GB",
+                    "topic": "incident",
+                    "type": "procedure",
+                    "linkedTo": [target],
+                },
+            )
+        )
+        assert linked["success"] is True
+        bad = structured(
+            await client.call_tool(
+                "remember",
+                {
+                    "content": "This should not be stored",
+                    "topic": "incident",
+                    "type": "fact",
+                    "linkedTo": ["00000000-0000-0000-0000-000000000000"],
+                },
+            )
+        )
+        assert bad["success"] is False and "not found" in bad["error"]
+        everything = structured(await client.call_tool("recall", {"topic": "incident"}))
+        assert {item["content"] for item in everything["results"]} == {
+            "The cache node ran out of memory",
+            "Raised the cache memory limit to 4 GB",
+        }
+
+
+async def test_memento_session_scope_keeps_a_fragment_in_this_sessions_working_memory(alice):
+    async with in_process(alice, "memento") as client:
+        await _remember(client, "User prefers short answers", "style", "preference")
+        noted = structured(
+            await client.call_tool(
+                "remember",
+                {
+                    "content": "Currently editing checkout.py",
+                    "topic": "task",
+                    "type": "fact",
+                    "scope": "session",
+                },
+            )
+        )
+        assert noted["sessionId"]
+        loaded = structured(await client.call_tool("context", {}))
+        assert [m["content"] for m in loaded["working"]] == ["Currently editing checkout.py"]
+        assert "User prefers short answers" in [m["content"] for m in loaded["core"]]
+        elsewhere = structured(await client.call_tool("context", {"sessionId": "another"}))
+        assert elsewhere["working"] == []
+        named = structured(
+            await client.call_tool(
+                "remember",
+                {
+                    "content": "Waiting for the design review",
+                    "topic": "task",
+                    "type": "fact",
+                    "scope": "session",
+                    "sessionId": "another",
+                },
+            )
+        )
+        assert named["sessionId"] == "another"
+        by_id = structured(await client.call_tool("context", {"sessionId": "another"}))
+        assert [m["content"] for m in by_id["working"]] == ["Waiting for the design review"]
+
+
+async def test_sqlnative_recall_by_entity_keeps_the_search_mode(alice):
+    async with in_process(alice, "sqlnative") as client:
+        about = structured(
+            await client.call_tool(
+                "store_memory",
+                {"content": "Priya maintains the billing exporter", "memory_type": "fact"},
+            )
+        )["memory"]
+        await client.call_tool(
+            "store_memory", {"content": "The billing exporter runs hourly", "memory_type": "fact"}
+        )
+        await client.call_tool(
+            "create_entities", {"entities": [{"name": "Priya", "entity_type": "person"}]}
+        )
+        from asgiref.sync import sync_to_async
+
+        from entities.models import Entity, EntityMemory
+
+        def link() -> None:
+            entity = Entity.objects.get(project=alice.project, name="Priya")
+            EntityMemory.objects.get_or_create(
+                project=alice.project, entity=entity, memory_id=about["id"]
+            )
+
+        await sync_to_async(link)()
+        for mode in ("keyword", "hybrid", "semantic"):
+            found = structured(
+                await client.call_tool(
+                    "recall_memories",
+                    {"query": "billing exporter", "entity_name": "Priya", "search_mode": mode},
+                )
+            )
+            assert [item["id"] for item in found["results"]] == [about["id"]], mode
+            assert found["mode"] == mode
 
 
 async def test_sqlnative_tools_store_recall_and_delete(alice):

@@ -33,8 +33,8 @@ class Command(BaseCommand):
                     )
                 moves = ", ".join(f"{k} {v}" for k, v in sorted(report.transitions.items()))
                 self.stdout.write(
-                    f"{project.slug}: {report.scanned} scanned, {report.updated} updated, "
-                    f"{report.expired} expired" + (f" ({moves})" if moves else "")
+                    f"{project.slug}: {report.scanned} scanned, {report.updated} updated"
+                    + (f" ({moves})" if moves else "")
                 )
         except CommandError:
             raise

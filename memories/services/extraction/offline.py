@@ -186,14 +186,6 @@ _TYPE_CUES = [
     ("decision", r"\b(?:decided|chose|chosen|will use|going to use|agreed|settled on)\b"),
     ("procedure", r"\b(?:to \w+ (?:run|use|do)|first\b.*\bthen\b|steps?|run `|workflow)\b"),
 ]
-TYPE_IMPORTANCE = {  # Memento's type defaults (seed 002 §3.1)
-    "preference": 0.95,
-    "error": 0.9,
-    "decision": 0.8,
-    "procedure": 0.7,
-    "relation": 0.6,
-    "fact": 0.5,
-}
 
 
 def infer_memory_type(fact: str) -> str:

@@ -36,7 +36,6 @@ from memories.services.embedding import embed_or_none, prefetched_embeddings
 from memories.services.extraction.llm import Decision, decide_llm, extract_facts_llm
 from memories.services.extraction.messages import conversation_text, parse_messages
 from memories.services.extraction.offline import (
-    TYPE_IMPORTANCE,
     extract_facts_offline,
     infer_memory_type,
 )
@@ -270,7 +269,6 @@ class _Applier:
             content=text,
             context=self.contexts.get(plan.fact, ""),
             memory_type=memory_type,
-            importance=TYPE_IMPORTANCE.get(memory_type, 0.5),
             metadata=dict(self.metadata),
             source=SOURCE,
             **self.scope.as_dict(),

@@ -1,5 +1,5 @@
-"""Django's PostgreSQL backend, loading timestamps with psycopg's C loader, and checking
-pooled connections without a round trip.
+"""Django's PostgreSQL backend, loading timestamps with psycopg's C loader, with a connection
+pool per role of thread, and checking pooled connections without a round trip.
 
 Django registers its own `timestamptz` loader on every connection: psycopg's pure-Python
 loader with the time zone replaced after parsing (9.4 µs a value here, against 0.6 µs for
@@ -18,6 +18,13 @@ the server has closed (terminated, restarted, crashed) has something to read on 
 the empty query only then. A network that vanishes without a word is caught by neither check
 any sooner (the empty query would wait for TCP to give up), and psycopg_pool still replaces
 idle connections after `max_idle` and every connection after `max_lifetime`.
+
+Django keeps one pool per database alias. Here each role of thread (memoryplatform.lib.
+db_threads: the HTTP request threads, hybrid search's `beside` threads, the reinforcement
+thread, MCP tool calls) has a pool of its own, as large as the role has threads, so a thread
+never waits for a connection that a thread of another role holds while it waits for this one
+(the nested acquisition that froze a server under 16 concurrent hybrid searches). Threads of
+no role share the alias's pool of MEMORY_DB_POOL_SIZE with its timeout.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ from django.db.backends.postgresql.psycopg_any import BaseTzLoader
 from psycopg.adapt import AdaptersMap
 from psycopg.pq import Format
 from psycopg_pool import ConnectionPool
+
+from memoryplatform.lib.db_threads import thread_role
 
 _UTC = datetime.UTC
 _TIMESTAMPTZ = psycopg.adapters.types["timestamptz"].oid
@@ -88,11 +97,40 @@ def _readable(fd: int) -> bool:
 class DatabaseWrapper(base.DatabaseWrapper):
     @property
     def pool(self) -> Any:
-        pool = super().pool
+        role = thread_role()
+        if role is None or not self.settings_dict["OPTIONS"].get("pool"):
+            pool = super().pool
+        else:
+            pool = self._role_pool(f"{self.alias}:{role.name}", role.threads)
         # Django passes psycopg_pool's own check when CONN_HEALTH_CHECKS is on: use ours
         if pool is not None and getattr(pool, "_check", None) is ConnectionPool.check_connection:
             pool._check = check_pooled_connection
         return pool
+
+    def _role_pool(self, key: str, threads: int) -> ConnectionPool:
+        """The pool of a role's threads: one connection per thread, so none ever waits."""
+        pools = self._connection_pools
+        if key not in pools:
+            options = self.settings_dict["OPTIONS"]["pool"]
+            options = {} if options is True else dict(options)
+            options.update(min_size=1, max_size=threads)
+            params = {**self.get_connection_params(), "autocommit": True}
+            check = self.settings_dict["CONN_HEALTH_CHECKS"]
+            pool = ConnectionPool(
+                kwargs=params,
+                open=False,
+                configure=self._configure_connection,
+                check=check_pooled_connection if check else None,
+                **options,
+            )
+            pools.setdefault(key, pool)  # a thread that lost the race uses the winner's
+        return pools[key]
+
+    def close_pool(self) -> None:
+        """Close the alias's pools, the roles' included."""
+        pools = self._connection_pools
+        for key in [k for k in pools if k == self.alias or k.startswith(f"{self.alias}:")]:
+            pools.pop(key).close()
 
     def get_connection_params(self) -> dict[str, Any]:
         params = super().get_connection_params()
