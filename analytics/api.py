@@ -1,4 +1,4 @@
-"""Analytics endpoints (seed 000 §8.4): overview, growth, types, tags, confidence."""
+"""Analytics endpoints: overview, growth, types, tags, confidence."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ def tool_feedback_record(
     session_id: str = "",
     trigger_type: str = TriggerType.VOLUNTARY,
 ) -> ToolFeedback:
-    """Store an agent's verdict on a tool call (seed 002 §6.9)."""
+    """Store an agent's verdict on a tool call."""
     tool_name = (tool_name or "").strip()
     if not tool_name or len(tool_name) > 100:
         raise InvalidInput("tool_name must be 1-100 characters", fields={"tool_name": ["1-100"]})

@@ -4,7 +4,7 @@ Builds (once; reused on later runs) a project whose relation targets are skewed 
 few hubs, as real graphs are (target = n·u², u uniform), then times from random start
 entities: the recursive CTE alone (`entity_reach`) and the full subgraph the REST endpoint
 returns (`entity_subgraph`: CTE + nodes + edges among them), at several depths and
-`max_nodes` caps. Target (issue 5): depth-3 traversal p95 ≤ 20 ms.
+`max_nodes` caps. Target: depth-3 traversal p95 ≤ 20 ms.
 
     MEMORY_EMBEDDED_DB_NAME=bench_graph python -m benchmarks.graph
     python -m benchmarks.graph --entities 10000 --relations 50000 --samples 200 --rebuild

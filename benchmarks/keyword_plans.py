@@ -6,7 +6,7 @@ store of `python -m benchmarks.scale --n N`: server-side latency of `memory_sear
 
 Each round runs the same questions with both plans, in alternating order (the first of a
 pair ran warmer caches); "allowed" swaps `keyword._fetch_without_sequential_scans` for a
-plain cursor, what the keyword statement ran with before session 14.
+plain cursor (the keyword statement as it ran before the sequential-scan setting).
 """
 
 from __future__ import annotations

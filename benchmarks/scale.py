@@ -514,7 +514,7 @@ def index_health(project: Any, texts: list[str], args: argparse.Namespace) -> di
         out["rebuild"] = vector_index_rebuild().as_dict()
         # the rebuild's files are written out by the next checkpoint, spread over minutes:
         # the very minutes of the latency figures (HTTP hybrid p50 / p95 22.8-25.9 /
-        # 33.4-37.6 ms during it, 20.4-21.5 / 27.6-29.6 after a CHECKPOINT; session 17)
+        # 33.4-37.6 ms during it, 20.4-21.5 / 27.6-29.6 after a CHECKPOINT)
         out["settle_after_rebuild_seconds"] = settle()
     print(out)
     return out

@@ -2,7 +2,7 @@
 
 `standard` is our own coherent set. The others reproduce the tool names (and arguments) of
 the servers in the seeds so an assistant configured for one of them works unchanged:
-`sqlnative` (seed 000), `memento` (seed 002), `aimemory` (seed 001) and `kg` (the official
+`sqlnative`, `memento`, `aimemory` and `kg` (the official
 MCP memory server).
 """
 
@@ -77,7 +77,7 @@ def standard() -> list[ToolSpec]:
 
 
 def sqlnative() -> list[ToolSpec]:
-    """Seed 000's ten tools."""
+    """The SQL-native entity memory server's ten tools."""
     return [
         ToolSpec("store_memory", compat.store_memory, WRITE),
         ToolSpec("recall_memories", compat.recall_memories, READ_ONLY),
@@ -112,7 +112,7 @@ def memento() -> list[ToolSpec]:
 
 
 def aimemory() -> list[ToolSpec]:
-    """Seed 001's graph and decay tools on top of the standard set."""
+    """The graph and decay plan's tools on top of the standard set."""
     return [
         *standard(),
         ToolSpec("memory_graph_analysis", graph.memory_graph_analysis, READ_ONLY),

@@ -1,4 +1,4 @@
-"""Server-Sent Events: `GET /api/v1/events/` streams the caller's project events (seed 000 §8.5).
+"""Server-Sent Events: `GET /api/v1/events/` streams the caller's project events.
 
 The same events as the websocket feed, for clients that only speak HTTP. A comment line is sent
 every `KEEPALIVE_SECONDS` so proxies keep the connection open.

@@ -78,3 +78,16 @@ def test_no_app_looks_models_up_by_name_to_dodge_an_import() -> None:
             if "migrations" not in path.parts and "apps.get_model(" in path.read_text():
                 dodges.append(str(path.relative_to(ROOT)))
     assert dodges == []
+
+
+def test_mcp_tools_share_the_apps_representations_not_the_rest_layer() -> None:
+    # REST views and MCP tools give one representation of each resource (the apps'
+    # `representations` modules); the MCP layer maps arguments and never imports `api`
+    rest = [
+        site
+        for (source, _), sites in _imports().items()
+        if source == "mcpserver"
+        for site in sites
+        if site.split()[-1].split(".")[1:2] == ["api"]
+    ]
+    assert rest == []

@@ -7,10 +7,20 @@ from typing import Any
 from django.conf import settings
 from rest_framework import serializers
 
-from entities.models import Entity, EntityType, Relation
+from entities.models import EntityType
+from entities.representations import (  # noqa: F401 (the REST layer's output shapes)
+    EdgeSerializer,
+    EntityCreatedSerializer,
+    EntityDetailSerializer,
+    EntityRefSerializer,
+    EntitySerializer,
+    GraphNodeSerializer,
+    MemoryEdgeSerializer,
+    MemoryNodeSerializer,
+    RelationSerializer,
+)
 from entities.services.entities import EntitySpec
 from entities.services.relations import NamedRelation, RelationSpec
-from memories.api.serializers import MemorySerializer
 from memoryplatform.lib.fields import (
     CommaListField,
     StrictCharField,
@@ -72,53 +82,6 @@ class EntityListQuerySerializer(PageQuerySerializer):
 
 class EntityDeleteQuerySerializer(serializers.Serializer):
     cascade_memories = serializers.BooleanField(required=False, default=False)
-
-
-class EntitySerializer(serializers.ModelSerializer):
-    relation_count = serializers.SerializerMethodField()
-    has_embedding = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Entity
-        fields = [
-            "id",
-            "name",
-            "entity_type",
-            "description",
-            "aliases",
-            "metadata",
-            "has_embedding",
-            "relation_count",
-            "created_at",
-            "updated_at",
-        ]
-        read_only_fields = fields
-
-    def get_relation_count(self, entity: Entity) -> int | None:
-        return getattr(entity, "relation_count", None)
-
-    def get_has_embedding(self, entity: Entity) -> bool | None:
-        if "embedding" in entity.get_deferred_fields():
-            return None
-        return entity.embedding is not None
-
-
-class EntityRefSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Entity
-        fields = ["id", "name", "entity_type"]
-        read_only_fields = fields
-
-
-class EntityCreatedSerializer(EntitySerializer):
-    created = serializers.SerializerMethodField()
-
-    class Meta(EntitySerializer.Meta):
-        fields = [*EntitySerializer.Meta.fields, "created"]
-        read_only_fields = fields
-
-    def get_created(self, entity: Entity) -> bool:
-        return bool(self.context.get("created"))
 
 
 # --- relations -----------------------------------------------------------------------------
@@ -202,64 +165,6 @@ class RelationCloseSerializer(serializers.Serializer):
     valid_to = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
-class RelationSerializer(serializers.ModelSerializer):
-    source = EntityRefSerializer()
-    target = EntityRefSerializer()
-    valid_now = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Relation
-        fields = [
-            "id",
-            "source",
-            "target",
-            "relation_type",
-            "strength",
-            "confidence",
-            "context",
-            "metadata",
-            "valid_from",
-            "valid_to",
-            "invalidated_at",
-            "valid_now",
-            "created_at",
-            "updated_at",
-        ]
-        read_only_fields = fields
-
-    def get_valid_now(self, relation: Relation) -> bool:
-        """Valid now: started and not ended."""
-        from django.utils import timezone
-
-        now = timezone.now()
-        return relation.valid_from <= now and (relation.valid_to is None or relation.valid_to > now)
-
-
-class EdgeSerializer(serializers.Serializer):
-    """A relation inside a subgraph: endpoints by id only."""
-
-    id = serializers.IntegerField()
-    source = serializers.IntegerField(source="source_id")
-    target = serializers.IntegerField(source="target_id")
-    relation_type = serializers.CharField()
-    strength = serializers.FloatField()
-    confidence = serializers.FloatField()
-    valid_from = serializers.DateTimeField()
-    valid_to = serializers.DateTimeField(allow_null=True)
-    invalidated_at = serializers.DateTimeField(allow_null=True)
-
-
-class EntityDetailSerializer(EntitySerializer):
-    relations = serializers.SerializerMethodField()
-
-    class Meta(EntitySerializer.Meta):
-        fields = [*EntitySerializer.Meta.fields, "relations"]
-        read_only_fields = fields
-
-    def get_relations(self, entity: Entity) -> Any:
-        return RelationSerializer(self.context.get("relations", []), many=True).data
-
-
 # --- traversal -----------------------------------------------------------------------------
 
 
@@ -280,38 +185,6 @@ class EntityGraphQuerySerializer(TraversalQuerySerializer):
 class MemoryTraverseQuerySerializer(TraversalQuerySerializer):
     depth = serializers.IntegerField(min_value=0, max_value=5, default=2)
     link_type = CommaListField(child=StrictCharField(), required=False, default=list)
-
-
-class GraphNodeSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    name = serializers.CharField()
-    entity_type = serializers.CharField()
-    description = serializers.CharField()
-    aliases = serializers.ListField(child=serializers.CharField())
-    depth = serializers.IntegerField()
-    memories = serializers.SerializerMethodField()
-
-    def get_memories(self, node: Any) -> Any:
-        memories = self.context.get("memories")
-        if memories is None:
-            return None
-        return MemorySerializer(memories.get(node.id, []), many=True).data
-
-
-class MemoryNodeSerializer(MemorySerializer):
-    depth = serializers.IntegerField()
-
-    class Meta(MemorySerializer.Meta):
-        fields = [*MemorySerializer.Meta.fields, "depth"]
-        read_only_fields = fields
-
-
-class MemoryEdgeSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    from_id = serializers.UUIDField(source="from_memory_id")
-    to_id = serializers.UUIDField(source="to_memory_id")
-    link_type = serializers.CharField()
-    strength = serializers.FloatField()
 
 
 class ExportQuerySerializer(serializers.Serializer):

@@ -15,21 +15,16 @@ from rest_framework.views import APIView
 
 from entities.api.serializers import (
     AnalysisQuerySerializer,
-    EdgeSerializer,
     EntityCreatedSerializer,
     EntityDeleteQuerySerializer,
     EntityDetailSerializer,
     EntityGraphQuerySerializer,
     EntityListQuerySerializer,
-    EntityRefSerializer,
     EntitySerializer,
     EntityUpdateSerializer,
     EntityWriteSerializer,
     ExportQuerySerializer,
     GraphBulkSerializer,
-    GraphNodeSerializer,
-    MemoryEdgeSerializer,
-    MemoryNodeSerializer,
     MemoryTraverseQuerySerializer,
     NamedRelationSerializer,
     PageQuerySerializer,
@@ -40,6 +35,7 @@ from entities.api.serializers import (
     RelationListQuerySerializer,
     RelationSerializer,
 )
+from entities.representations import memory_graph_body, subgraph_body
 from entities.selectors.analytics import graph_analysis, graph_export, graph_export_graphml
 from entities.selectors.entities import (
     entity_get,
@@ -51,7 +47,6 @@ from entities.selectors.entities import (
     relation_list,
 )
 from entities.selectors.traversal import (
-    MemoryGraph,
     RelationFilter,
     entity_subgraph,
     memory_causal_chain,
@@ -66,7 +61,7 @@ from entities.services.relations import (
     relations_create_by_name,
     relations_delete_by_name,
 )
-from memories.api.serializers import MemorySerializer
+from memories.representations import MemorySerializer
 from tenants.views import ProjectScopedMixin
 
 
@@ -145,16 +140,7 @@ class EntityViewSet(ProjectScopedMixin, viewsets.ViewSet):
             include_memories=query["include_memories"],
             memories_per_node=query["memories_per_node"],
         )
-        memories = subgraph.memories if query["include_memories"] else None
-        return Response(
-            {
-                "center": EntityRefSerializer(subgraph.center).data,
-                "nodes": GraphNodeSerializer(
-                    subgraph.nodes, many=True, context={"memories": memories}
-                ).data,
-                "edges": EdgeSerializer(subgraph.edges, many=True).data,
-            }
-        )
+        return Response(subgraph_body(subgraph, include_memories=query["include_memories"]))
 
     @extend_schema(parameters=[PageQuerySerializer], responses=MemorySerializer(many=True))
     @action(detail=True, methods=["get"])
@@ -311,14 +297,6 @@ class GraphExportView(ProjectScopedMixin, APIView):
         return Response(graph_export(project=self.project, **options))
 
 
-def _memory_graph(graph: MemoryGraph) -> dict[str, Any]:
-    return {
-        "center": str(graph.center.pk),
-        "nodes": MemoryNodeSerializer(graph.nodes, many=True).data,
-        "edges": MemoryEdgeSerializer(graph.edges, many=True).data,
-    }
-
-
 class MemoryGraphViewSet(ProjectScopedMixin, viewsets.ViewSet):
     """Walks over memory-to-memory links, and the entities of a memory."""
 
@@ -334,7 +312,7 @@ class MemoryGraphViewSet(ProjectScopedMixin, viewsets.ViewSet):
             min_strength=query["min_strength"],
             max_nodes=query["max_nodes"],
         )
-        return Response(_memory_graph(graph))
+        return Response(memory_graph_body(graph))
 
     @extend_schema(parameters=[MemoryTraverseQuerySerializer], responses={200: dict})
     def causal_chain(self, request: Request, memory_pk: str) -> Response:
@@ -345,7 +323,7 @@ class MemoryGraphViewSet(ProjectScopedMixin, viewsets.ViewSet):
             depth=query["depth"],
             max_nodes=query["max_nodes"],
         )
-        return Response(_memory_graph(graph))
+        return Response(memory_graph_body(graph))
 
     @extend_schema(responses=EntitySerializer(many=True))
     def entities(self, request: Request, memory_pk: str) -> Response:

@@ -1,7 +1,7 @@
 """Graph analytics computed on demand (nothing persisted), and export as JSON or GraphML.
 
-Seed 001 `memory_graph_analysis`: in/out degree and top connectors, for the entity graph and
-for the memory-to-memory link graph; plus type distributions."""
+The graph and decay plan's `memory_graph_analysis`: in/out degree and top connectors, for the
+entity graph and for the memory-to-memory link graph; plus type distributions."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Graph-aware search: `mode=graph` and the hybrid graph boost.
 
-Seed 000 §5.5: the entities a query names are found (exact names and aliases, then trigram
+The entities a query names are found (exact names and aliases, then trigram
 similarity for misspellings); the walk reaches their 1..N-hop neighbours; memories linked to
 any reached entity are ranked by the best path's strength × confidence product. A memory
 linked to several reached entities combines them as a noisy-OR (1 − Π(1 − sᵢ)), so a memory

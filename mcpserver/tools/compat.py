@@ -1,7 +1,8 @@
 """Adapters that give other memory servers' tools (names and arguments) to their users.
 
 Each adapter only renames arguments and calls the standard tool, which calls the service:
-sqlnative = seed 000, memento = seed 002 (camelCase arguments), aimemory = seed 001.
+sqlnative = the SQL-native entity memory server, memento = Memento MCP (camelCase
+arguments), aimemory = the graph and decay plan.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from memories.services.memories import memory_update as memory_update_service
 from memories.services.supersede import memory_revise
 from tenants.models import ApiKey
 
-# --- seed 000 (SQL-native entity memory) ----------------------------------------------------
+# --- the SQL-native entity memory server --------------------------------------------------------
 
 
 async def store_memory(
@@ -149,7 +150,7 @@ async def get_memory_stats() -> dict[str, Any]:
     return await memory.memory_stats()
 
 
-# --- seed 002 (Memento) ---------------------------------------------------------------------
+# --- Memento MCP -------------------------------------------------------------------------------
 
 MementoType = Literal["fact", "decision", "error", "preference", "procedure", "relation"]
 MementoLink = Literal["related", "caused_by", "resolved_by", "part_of", "contradicts"]

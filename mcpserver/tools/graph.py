@@ -6,18 +6,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from entities.api.serializers import (
-    EdgeSerializer,
-    EntityRefSerializer,
+from entities.representations import (
     EntitySerializer,
-    GraphNodeSerializer,
-    MemoryEdgeSerializer,
-    MemoryNodeSerializer,
     RelationSerializer,
+    memory_graph_body,
+    subgraph_body,
 )
 from entities.selectors.analytics import graph_analysis
 from entities.selectors.entities import entity_find_by_name
-from entities.selectors.traversal import MemoryGraph, RelationFilter, entity_subgraph
+from entities.selectors.traversal import RelationFilter, entity_subgraph
 from entities.selectors.traversal import memory_causal_chain as causal_chain_selector
 from entities.selectors.traversal import memory_traverse as traverse_selector
 from entities.services.entities import EntitySpec, entities_delete_by_name
@@ -173,23 +170,9 @@ async def entity_graph(
             include_memories=include_memories,
             memories_per_node=memories_per_node,
         )
-        memories = subgraph.memories if include_memories else None
-        nodes = GraphNodeSerializer(subgraph.nodes, many=True, context={"memories": memories})
-        return {
-            "center": EntityRefSerializer(subgraph.center).data,
-            "nodes": nodes.data,
-            "edges": EdgeSerializer(subgraph.edges, many=True).data,
-        }
+        return subgraph_body(subgraph, include_memories=include_memories)
 
     return await call("read", run)
-
-
-def memory_graph_out(graph: MemoryGraph) -> dict[str, Any]:
-    return {
-        "center": str(graph.center.pk),
-        "nodes": MemoryNodeSerializer(graph.nodes, many=True).data,
-        "edges": MemoryEdgeSerializer(graph.edges, many=True).data,
-    }
 
 
 async def memory_traverse(
@@ -213,7 +196,7 @@ async def memory_traverse(
             min_strength=min_strength,
             max_nodes=max_nodes,
         )
-        return memory_graph_out(graph)
+        return memory_graph_body(graph)
 
     return await call("read", run)
 
@@ -226,7 +209,7 @@ async def memory_causal_chain(
     for root-cause analysis starting from an error."""
 
     def run(key: ApiKey) -> dict[str, Any]:
-        return memory_graph_out(
+        return memory_graph_body(
             causal_chain_selector(project=key.project, memory_id=start_id, depth=depth)
         )
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from mcpserver.auth import actor_for
 from mcpserver.tools import call, session_id_of
 from mcpserver.tools.memory import DEFAULT_AGENT_ID, AgentId, MemoryType, RunId, UserId
-from memories.api.serializers import MemorySerializer
+from memories.representations import MemorySerializer
 from memories.services.content import Scope
 from memories.services.extraction import memories_add
 from memories.services.session import session_context, session_reflect
@@ -145,7 +145,7 @@ async def memory_reflect(
     return await call("write", run)
 
 
-# --- Memento names (seed 002 §6.7-6.8) -----------------------------------------------------
+# --- Memento names -----------------------------------------------------
 
 
 async def reflect(

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from django.conf import settings
 from pydantic import BaseModel, Field
 
-from mcpserver import kg
+from entities.services import observations as kg
 from mcpserver.auth import actor_for
 from mcpserver.tools import call
 from mcpserver.tools.graph import RelationRef, entity_delete, relation_delete

@@ -12,8 +12,10 @@ from analytics.services import tool_feedback_record
 from mcpserver.auth import actor_for
 from mcpserver.schemas import DeleteOut, FeedbackOut, HistoryOut, LinkResult, MemoryOut, StoreResult
 from mcpserver.tools import call
-from memories.api.serializers import HistorySerializer, LinkSerializer, MemorySerializer
+from memories.models import LinkType as LinkTypes
 from memories.models import Memory
+from memories.models import MemoryType as MemoryTypes
+from memories.representations import HistorySerializer, LinkSerializer, MemorySerializer
 from memories.selectors.filters import ALL_STATES, MemoryFilters
 from memories.selectors.memories import memory_get as get_selector
 from memories.selectors.memories import memory_history as history_selector
@@ -23,45 +25,17 @@ from memories.services.memories import (
     memories_delete,
     memory_create,
 )
-from memories.services.memories import (
-    memory_update as update_service,
-)
-from memories.services.reinforcement import memories_reinforce_later
-from memories.services.supersede import memory_supersede
+from memories.services.reading import memory_read
+from memories.services.supersede import memory_update_superseding
 from tenants.models import ApiKey, Project
 
 # MCP clients rarely know a user id; memories stored without any scope belong to this agent
 # (Memento's "default" agent namespace), so they stay findable and deletable as a group.
 DEFAULT_AGENT_ID = "default"
 
-MemoryType = Literal[
-    "fact",
-    "decision",
-    "preference",
-    "error",
-    "procedure",
-    "observation",
-    "learning",
-    "pattern",
-    "relation",
-    "episode",
-]
-LinkType = Literal[
-    "relates_to",
-    "supports",
-    "contradicts",
-    "supersedes",
-    "superseded_by",
-    "caused_by",
-    "resolved_by",
-    "causes",
-    "part_of",
-    "contains",
-    "extends",
-    "references",
-    "precedes",
-    "follows",
-]
+# The models' choices, so a tool's JSON schema lists exactly what the store accepts.
+MemoryType = Literal[tuple(MemoryTypes.values)]  # type: ignore[valid-type]
+LinkType = Literal[tuple(LinkTypes.values)]  # type: ignore[valid-type]
 MemoryId = Annotated[str, Field(description="Memory id (UUID)")]
 UserId = Annotated[str | None, Field(description="User scope")]
 AgentId = Annotated[str | None, Field(description="Agent scope")]
@@ -129,9 +103,8 @@ async def memory_get(memory_id: MemoryId) -> MemoryOut:
     reinforces it (access count, last access, confidence), as a REST GET does."""
 
     def run(key: ApiKey) -> MemoryOut:
-        out = memory_out(key.project, memory_id)
-        memories_reinforce_later(project=key.project, memory_ids=[out["id"]])
-        return out
+        memory = memory_read(project=key.project, memory_id=memory_id)
+        return dict(MemorySerializer(memory).data)  # type: ignore[return-value]
 
     return await call("read", run)
 
@@ -172,12 +145,13 @@ async def memory_update(
     changes = {name: value for name, value in given.items() if value is not None}
 
     def run(key: ApiKey) -> MemoryOut:
-        memory = update_service(
-            project=key.project, memory_id=memory_id, changes=changes, actor=actor_for(key)
+        memory = memory_update_superseding(
+            project=key.project,
+            memory_id=memory_id,
+            changes=changes,
+            supersedes=list(supersedes or []),
+            actor=actor_for(key),
         )
-        for old_id in supersedes or []:
-            old = get_selector(project=key.project, memory_id=old_id)
-            memory_supersede(project=key.project, old=old, new=memory, actor=actor_for(key))
         return memory_out(key.project, memory)
 
     return await call("write", run)

@@ -10,17 +10,17 @@ from pydantic import Field
 from mcpserver.selectors import linked_neighbours
 from mcpserver.tools import call
 from mcpserver.tools.memory import MemoryType
-from memories.api.search import search_body
-from memories.api.serializers import MemorySerializer
+from memories.models import MemoryState
+from memories.representations import MemorySerializer, search_body
 from memories.selectors.filters import MemoryFilters
-from memories.selectors.memories import memories_by_importance
-from memories.selectors.search import memory_search as search_selector
+from memories.selectors.search import MODES
 from memories.selectors.search_types import SearchQuery
-from memories.services.reinforcement import memories_reinforce_later
+from memories.services.reading import memories_recall, memories_recall_by_filters
 from tenants.models import ApiKey, Project
 
-SearchMode = Literal["hybrid", "semantic", "keyword", "graph"]
-LifecycleState = Literal["active", "dormant", "archived"]
+SearchMode = Literal[tuple(MODES)]  # type: ignore[valid-type]
+# the states of a live memory (expired ones were pruned)
+LifecycleState = Literal[tuple(s for s in MemoryState.values if s != MemoryState.EXPIRED)]  # type: ignore[valid-type]
 
 
 async def memory_search(
@@ -89,12 +89,11 @@ async def run_search(
     memories one link away (of `link_types`) as `linked`. Every profile's search tools."""
 
     def run(key: ApiKey) -> dict[str, Any]:
-        result = search_selector(project=key.project, query=search)
+        result = memories_recall(project=key.project, query=search)
         body = search_body(result)
         hit_ids = [hit.memory.pk for hit in result.hits]
         if include_linked and hit_ids:
             body["linked"] = _linked(key.project, hit_ids, link_types, search.limit)
-        memories_reinforce_later(project=key.project, memory_ids=hit_ids)
         return body
 
     return await call("read", run)
@@ -111,7 +110,7 @@ async def run_filtered(
     `token_budget` tokens, reinforced; linked neighbours as `run_search` gives them."""
 
     def run(key: ApiKey) -> dict[str, Any]:
-        found = memories_by_importance(
+        found = memories_recall_by_filters(
             project=key.project, filters=filters, token_budget=token_budget
         )
         ids = [memory.pk for memory in found]
@@ -123,7 +122,6 @@ async def run_filtered(
         }
         if include_linked and ids:
             body["linked"] = _linked(key.project, ids, link_types, len(ids))
-        memories_reinforce_later(project=key.project, memory_ids=ids)
         return body
 
     return await call("read", run)

@@ -11,14 +11,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.api.serializers import MemoryFilterSerializer, MemorySerializer
+from memories.api.serializers import MemoryFilterSerializer
 from memories.api.views import filters_from
-from memories.models import Memory
-from memories.selectors.search import SearchResult, memory_search
+from memories.representations import ScoreSerializer, search_body
 from memories.selectors.search.dispatch import MAX_OFFSET, MODES
 from memories.selectors.search.hybrid import FUSIONS
 from memories.selectors.search_types import SearchQuery
-from memories.services.reinforcement import memories_reinforce_later
+from memories.services.reading import memories_recall
 from memoryplatform.lib.fields import CommaListField, StrictCharField, StrictFloatField
 from tenants.views import ProjectScopedMixin
 
@@ -59,22 +58,6 @@ class SearchRequestSerializer(MemoryFilterSerializer):
         return attrs
 
 
-class ScoreSerializer(MemorySerializer):
-    score = serializers.FloatField()
-    score_parts = serializers.DictField(child=serializers.FloatField())
-
-    class Meta(MemorySerializer.Meta):
-        fields = [*MemorySerializer.Meta.fields, "score", "score_parts"]
-        read_only_fields = fields
-
-    def extra_representation(self, memory: Memory) -> dict[str, Any]:
-        parts = memory.score_parts  # type: ignore[attr-defined]
-        return {
-            "score": float(memory.score),  # type: ignore[attr-defined]
-            "score_parts": {str(name): float(value) for name, value in parts.items()},
-        }
-
-
 class SearchResponseSerializer(serializers.Serializer):
     results = ScoreSerializer(many=True)
     count = serializers.IntegerField()
@@ -100,24 +83,6 @@ def search_query_from(data: dict[str, Any]) -> SearchQuery:
     )
 
 
-def search_body(result: SearchResult) -> dict[str, Any]:
-    results = []
-    for hit in result.hits:
-        hit.memory.score = round(hit.score, 6)
-        hit.memory.score_parts = {name: round(value, 6) for name, value in hit.parts.items()}
-        results.append(hit.memory)
-    return {
-        "results": ScoreSerializer(results, many=True).data,
-        "count": len(results),
-        "mode": result.mode,
-        "limit": result.limit,
-        "offset": result.offset,
-        "token_budget": result.token_budget,
-        "tokens": result.tokens,
-        "budget_exhausted": result.budget_exhausted,
-    }
-
-
 class MemorySearchView(ProjectScopedMixin, APIView):
     """Search memories by keywords, meaning (semantic) or both (hybrid, the default)."""
 
@@ -133,9 +98,4 @@ class MemorySearchView(ProjectScopedMixin, APIView):
 
     def _search(self, data: Any) -> Response:
         query = search_query_from(self.validated(SearchRequestSerializer, data))
-        result = memory_search(project=self.project, query=query)
-        response = Response(search_body(result))
-        # Returned memories are reinforced once the body is built (queued, merged, in bulk).
-        ids = [hit.memory.pk for hit in result.hits]
-        memories_reinforce_later(project=self.project, memory_ids=ids)
-        return response
+        return Response(search_body(memories_recall(project=self.project, query=query)))

@@ -8,11 +8,15 @@ from typing import Any
 from django.conf import settings
 from rest_framework import serializers
 
-from memories.models import LinkType, Memory, MemoryHistory, MemoryLink, MemoryState, MemoryType
+from memories.models import LinkType, Memory, MemoryState, MemoryType
+from memories.representations import (  # noqa: F401 (the REST layer's output shapes)
+    HistorySerializer,
+    LinkSerializer,
+    MemorySerializer,
+)
 from memories.selectors.filters import (
     MAX_ENTITY_FILTERS,
     MAX_ENTITY_ID,
-    effective_confidence_of,
 )
 from memoryplatform.lib.fields import (
     CommaListField,
@@ -80,10 +84,16 @@ class MemoryUpdateSerializer(MemoryWriteSerializer):
     user_id = StrictCharField(required=False, allow_null=True)
     agent_id = StrictCharField(required=False, allow_null=True)
     run_id = StrictCharField(required=False, allow_null=True)
+    supersedes = serializers.ListField(
+        child=serializers.UUIDField(),
+        required=False,
+        max_length=100,
+        help_text="ids of older memories this one replaces (soft-deleted and linked)",
+    )
 
 
 class FilterExpressionField(serializers.Field):
-    """A seed-003 filter expression: a JSON object, or a JSON string in a query parameter.
+    """A mem0-style filter expression: a JSON object, or a JSON string in a query parameter.
     Its meaning is checked by the filter-language translator (400 naming the bad node)."""
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
@@ -151,106 +161,6 @@ class MemoryListQuerySerializer(MemoryFilterSerializer, PaginationSerializer):
     )
 
 
-class MemorySerializer(serializers.ModelSerializer):
-    effective_confidence = serializers.SerializerMethodField()
-    has_embedding = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Memory
-        fields = [
-            "id",
-            "content",
-            "memory_type",
-            "tags",
-            "confidence",
-            "effective_confidence",
-            "importance",
-            "source",
-            "context",
-            "metadata",
-            "user_id",
-            "agent_id",
-            "run_id",
-            "content_hash",
-            "token_count",
-            "has_embedding",
-            "access_count",
-            "last_accessed_at",
-            "state",
-            "decay_score",
-            "pinned",
-            "expires_at",
-            "deleted_at",
-            "version",
-            "created_at",
-            "updated_at",
-        ]
-        read_only_fields = fields
-
-    def get_effective_confidence(self, memory: Memory) -> float:
-        value = getattr(memory, "effective_confidence", None)  # annotated by selectors
-        return round(value if value is not None else effective_confidence_of(memory), 6)
-
-    def get_has_embedding(self, memory: Memory) -> bool:
-        annotated = getattr(memory, "has_vector", None)  # set by memory_queryset
-        return bool(annotated) if annotated is not None else memory.embedding is not None
-
-    def to_representation(self, memory: Memory) -> dict[str, Any]:
-        """The fields above, written out. DRF's own path introspects the model for every
-        serializer (ModelSerializer builds its fields anew each time) and then calls one
-        field object per value: ~1.9 ms for a page of 10, most of a search's serialisation;
-        this is ~0.2 ms. Same output as DRF's path (tests compare them, field by field).
-        Subclasses add their fields with `extra_representation`."""
-        return {
-            "id": str(memory.id),
-            "content": memory.content,
-            "memory_type": memory.memory_type,
-            "tags": [str(tag) for tag in memory.tags],
-            "confidence": float(memory.confidence),
-            "effective_confidence": self.get_effective_confidence(memory),
-            "importance": float(memory.importance),
-            "source": memory.source,
-            "context": memory.context,
-            "metadata": memory.metadata,
-            "user_id": memory.user_id,
-            "agent_id": memory.agent_id,
-            "run_id": memory.run_id,
-            "content_hash": memory.content_hash,
-            "token_count": int(memory.token_count),
-            "has_embedding": self.get_has_embedding(memory),
-            "access_count": int(memory.access_count),
-            "last_accessed_at": _datetime(memory.last_accessed_at),
-            "state": memory.state,
-            "decay_score": float(memory.decay_score),
-            "pinned": bool(memory.pinned),
-            "expires_at": _datetime(memory.expires_at),
-            "deleted_at": _datetime(memory.deleted_at),
-            "version": int(memory.version),
-            "created_at": _datetime(memory.created_at),
-            "updated_at": _datetime(memory.updated_at),
-        } | self.extra_representation(memory)
-
-    def extra_representation(self, memory: Memory) -> dict[str, Any]:
-        """A subclass's own fields (those after MemorySerializer's in its Meta.fields), by
-        DRF's field path unless the subclass writes them out itself."""
-        names = self.Meta.fields[len(MemorySerializer.Meta.fields) :]
-        if not names:
-            return {}
-        fields = self.fields
-        extra = {}
-        for name in names:
-            value = fields[name].get_attribute(memory)
-            extra[name] = None if value is None else fields[name].to_representation(value)
-        return extra
-
-
-_DATETIME = serializers.DateTimeField()  # DRF's format (ISO 8601, "Z" for UTC), unbound
-
-
-def _datetime(value: Any) -> str | None:
-    return None if value is None else _DATETIME.to_representation(value)
-
-
 class MemoryCreatedSerializer(MemorySerializer):
     created = serializers.SerializerMethodField()
 
@@ -267,43 +177,6 @@ class MemoryPageSerializer(serializers.Serializer):
     count = serializers.IntegerField()
     limit = serializers.IntegerField()
     offset = serializers.IntegerField()
-
-
-class HistorySerializer(serializers.ModelSerializer):
-    memory_id = serializers.UUIDField()
-    is_deleted = serializers.SerializerMethodField()
-
-    class Meta:
-        model = MemoryHistory
-        fields = [
-            "id",
-            "memory_id",
-            "event",
-            "old_content",
-            "new_content",
-            "old_values",
-            "new_values",
-            "actor",
-            "user_id",
-            "agent_id",
-            "run_id",
-            "is_deleted",
-            "created_at",
-        ]
-        read_only_fields = fields
-
-    def get_is_deleted(self, entry: MemoryHistory) -> bool:
-        return entry.event == "DELETE"
-
-
-class LinkSerializer(serializers.ModelSerializer):
-    from_id = serializers.UUIDField(source="from_memory_id")
-    to_id = serializers.UUIDField(source="to_memory_id")
-
-    class Meta:
-        model = MemoryLink
-        fields = ["id", "from_id", "to_id", "link_type", "strength", "metadata", "created_at"]
-        read_only_fields = fields
 
 
 class LinkCreateSerializer(serializers.Serializer):

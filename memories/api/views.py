@@ -39,10 +39,10 @@ from memories.services.memories import (
     memory_create,
     memory_delete,
     memory_restore,
-    memory_update,
 )
-from memories.services.reinforcement import memories_reinforce_later
+from memories.services.reading import memory_read
 from memories.services.reset import project_reset
+from memories.services.supersede import memory_update_superseding
 from tenants.views import ProjectScopedMixin
 
 FILTER_FIELDS = {
@@ -134,10 +134,9 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
 
     @extend_schema(responses=MemorySerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
-        response = Response(MemorySerializer(memory_get(project=self.project, memory_id=pk)).data)
-        if request.method == "GET":  # a read returns it: reinforce (queued, once the body is built)
-            memories_reinforce_later(project=self.project, memory_ids=[pk])
-        return response
+        if request.method != "GET":  # HEAD: not a read of the memory
+            return Response(MemorySerializer(memory_get(project=self.project, memory_id=pk)).data)
+        return Response(MemorySerializer(memory_read(project=self.project, memory_id=pk)).data)
 
     @extend_schema(request=MemoryUpdateSerializer, responses=MemorySerializer)
     def partial_update(self, request: Request, pk: str) -> Response:
@@ -145,7 +144,14 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
         if "text" in changes:  # mem0 clients send {"text": ...}
             text = changes.pop("text")
             changes.setdefault("content", text)
-        memory_update(project=self.project, memory_id=pk, changes=changes, actor=self.actor)
+        supersedes = changes.pop("supersedes", [])
+        memory_update_superseding(
+            project=self.project,
+            memory_id=pk,
+            changes=changes,
+            supersedes=supersedes,
+            actor=self.actor,
+        )
         return self.retrieve(request, pk)
 
     @extend_schema(request=MemoryUpdateSerializer, responses=MemorySerializer)

@@ -1,4 +1,4 @@
-"""The seed-003 filter expression language, translated to one Django `Q` (so, to SQL).
+"""The mem0-style filter expression language, translated to one Django `Q` (so, to SQL).
 
 Two spellings of a condition are accepted and can be mixed:
 

@@ -39,7 +39,7 @@ class MemoryFilters:
     # knowledge-graph entities the memory is linked to (EntityMemory); all must match
     entity_ids: list[int] = field(default_factory=list)
     entities: list[str] = field(default_factory=list)  # names or aliases, case-insensitive
-    expression: dict[str, Any] | None = None  # seed-003 AND/OR/NOT filter language
+    expression: dict[str, Any] | None = None  # mem0-style AND/OR/NOT filter language
 
     def as_q(self, *, project: Project | None = None) -> Q:
         """The filters as one Q. Pass the project the memories belong to so entity names are

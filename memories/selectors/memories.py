@@ -62,7 +62,7 @@ def memories_by_id(
     would load (`has_vector` set, the vector and tsvector deferred), by one statement written
     once per process. Building and compiling `memory_queryset().filter(pk__in=...)` cost
     more than running it: 2.4 ms for a search's page of 10 on a 2-vCPU VM, 1.7 of them in
-    Django's query compiler; this takes 0.9 (docs/benchmarks.md, session 18)."""
+    Django's query compiler; this takes 0.9 (docs/benchmarks.md)."""
     ids = list(ids)
     if not ids:
         return {}

@@ -19,7 +19,7 @@ class SearchQuery:
     text: str
     mode: str = "hybrid"
     filters: MemoryFilters = field(default_factory=MemoryFilters)
-    filter_expression: dict[str, Any] | None = None  # seed-003 AND/OR/NOT language
+    filter_expression: dict[str, Any] | None = None  # mem0-style AND/OR/NOT language
     limit: int = 20
     offset: int = 0
     min_similarity: float | None = None  # semantic floor; None = setting default, 0 = off
@@ -31,7 +31,7 @@ class Candidate:
     """A memory as a mode found it: what ranking reads of it (CANDIDATE_FIELDS and, when the
     search computed it, effective_confidence). The dispatcher replaces the returned page's
     candidates by whole rows. A plain object: building Memory instances for a hybrid
-    search's ~100 candidates took ~0.7 ms of Python (session 19)."""
+    search's ~100 candidates took ~0.7 ms of Python."""
 
     __slots__ = ("created_at", "effective_confidence", "pk", "token_count")
 

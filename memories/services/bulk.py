@@ -317,15 +317,15 @@ def _store_neighbours(
     return found
 
 
-# The exact statement per scope (measured at 137k memories, session 13): reading a scope row
+# The exact statement per scope (measured at 137k memories): reading a scope row
 # costs ~1.2 µs (from the covering index), once for all the batch's memories of that scope,
 # then ~0.16 µs per distance; a batch of 500 into 50 scopes of ~2,700 took 0.41 s all exact.
 # A probe here fills NEIGHBOURS rows, not consolidation's CANDIDATES, yet cost what
 # consolidation's model says (2.7 ms against 2.5; the same batch all probed took 1.35 s).
 # Several new memories of a scope share its reading, so bulk writes compare larger scopes
-# exactly than consolidation does. (Session 9's constants, 3.0 µs, 0.2 µs and 0.6 of the
-# model, were read before the distances were computed ahead of the content: they sent ~10%
-# of those scopes to probes, 0.45-0.53 s for the batch.)
+# exactly than consolidation does. (Constants read before the distances were computed ahead
+# of the content, 3.0 µs, 0.2 µs and 0.6 of the model, sent ~10% of those scopes to probes:
+# 0.45-0.53 s for the batch.)
 SCOPE_ROW_US = 1.2
 DISTANCE_US = 0.16
 PROBE_SHARE = 1.0

@@ -1,4 +1,4 @@
-"""Consolidation (seed 000 §6.2-6.3): clusters of near-identical memories become one.
+"""Consolidation: clusters of near-identical memories become one.
 
 Candidate pairs come from pgvector distance queries run inside PostgreSQL, never an all-pairs
 loop in Python (`consolidation_pairs`: exact pairs within small scopes, project-filtered HNSW

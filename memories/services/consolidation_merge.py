@@ -1,7 +1,7 @@
 """Merging consolidation clusters set-wise: a batch of clusters costs a dozen statements, not
 a dozen per cluster (a first run over a large store merges thousands of clusters).
 
-Per cluster the result is what seed 000 §6.2 asks: the primary gets the union of tags, the
+Per cluster the result is what consolidation promises: the primary gets the union of tags, the
 merged metadata (its own values win), the maximum confidence and importance, the summed access
 count, pinned if any was, `version + 1` and a MERGE history row per absorbed memory; links and
 entity associations of the absorbed memories move to the primary; absorbed memories are

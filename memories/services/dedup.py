@@ -1,4 +1,4 @@
-"""Near-duplicate merge on every write (seed 000 §6.1).
+"""Near-duplicate merge on every write.
 
 Exact duplicates (same content hash, project and scope) are handled by `memory_create`. Here a
 new memory whose embedding is at least `dedup_threshold` (0.95) similar to a live memory of the
@@ -82,7 +82,7 @@ def merge_near_duplicate(*, memory: Memory, actor: Actor) -> Memory | None:
 
 
 def merge_into(*, survivor: Memory, incoming: Memory, actor: Actor) -> Memory:
-    """Fold `incoming` (saved or not) into `survivor` per seed 000 §6.1; returns the survivor."""
+    """Fold `incoming` (saved or not) into `survivor` as a write does; returns the survivor."""
     return merge_many(pairs=[(survivor.pk, incoming)], actor=actor)[0]
 
 

@@ -195,7 +195,7 @@ def _next_step(state: str, score_parts: dict[str, Any]) -> tuple[str | None, flo
 
 
 def memory_decay_status(*, project: Project, memory_id: UUID | str) -> dict[str, Any]:
-    """State, stored and current score, predicted next state, preservation (seed 001 §7)."""
+    """State, stored and current score, predicted next state, preservation."""
     pk = parse_uuid(memory_id, what="memory")
     now = timezone.now()
     sql = f"{_SCORED} WHERE m.id = %(id)s AND m.project_id = %(project)s AND m.deleted_at IS NULL"

@@ -182,7 +182,7 @@ def _insert(memory: Memory, actor: Actor) -> CreateResult:
         return CreateResult(existing, created=False)
     from memories.services.dedup import merge_near_duplicate
 
-    survivor = merge_near_duplicate(memory=memory, actor=actor)  # seed 000 §6.1
+    survivor = merge_near_duplicate(memory=memory, actor=actor)
     if survivor is not None:
         return CreateResult(survivor, created=False)
     try:

@@ -1,6 +1,6 @@
 """PII masking applied to memory text before it is stored, hashed or embedded.
 
-Masking is destructive on purpose (seed 002 §6.2): the original is never stored, and the
+Masking is destructive on purpose: the original is never stored, and the
 content hash is computed from the masked text, so duplicates are detected on what is kept.
 A project may switch masking off (`{"pii_masking": false}` in its settings) or add and
 disable patterns (`{"pii_patterns": {"employee_id": "EMP-\\\\d{6}", "phone": null}}`); an

@@ -1,6 +1,6 @@
 """Reinforcement: a memory that is returned (by search or a GET) gets stronger.
 
-Seed 000 §4.3: access_count + 1, last_accessed_at = now, confidence + step capped at 1.0.
+access_count + 1, last_accessed_at = now, confidence + step capped at 1.0.
 
 Entry points call `memories_reinforce_later` once they have answered. Outside a transaction
 the reads are queued, and the reads of the next MEMORY_REINFORCEMENT_DELAY_MS (200 ms) are

@@ -1,4 +1,4 @@
-"""Session tools (seed 002 §6.7-6.8): `reflect` at session end, `context` at session start."""
+"""Session tools: `reflect` at session end, `context` at session start."""
 
 from __future__ import annotations
 

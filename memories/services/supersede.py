@@ -95,3 +95,29 @@ def memory_revise(
     }
     memory_update(project=project, memory_id=old.pk, changes=demoted, actor=actor)
     return new
+
+
+@transaction.atomic
+def memory_update_superseding(
+    *,
+    project: Project,
+    memory_id: UUID | str,
+    changes: dict[str, Any],
+    supersedes: list[UUID | str],
+    actor: Actor,
+) -> Memory:
+    """Amend a memory and retire the older memories it replaces (`memory_supersede`: soft-
+    deleted, linked both ways), in one transaction: an unknown id changes nothing."""
+    memory = (
+        memory_update(project=project, memory_id=memory_id, changes=changes, actor=actor)
+        if changes
+        else Memory.objects.for_project(project).alive().filter(pk=parse_uuid(memory_id)).first()
+    )
+    if memory is None:
+        raise NotFound("memory not found")
+    for old_id in supersedes:
+        old = Memory.objects.for_project(project).alive().filter(pk=parse_uuid(old_id)).first()
+        if old is None:
+            raise NotFound(f"memory {old_id} not found", fields={"supersedes": [str(old_id)]})
+        memory_supersede(project=project, old=old, new=memory, actor=actor)
+    return memory

@@ -1,4 +1,4 @@
-"""Seed 000 §10.4 entity and graph behaviour, through the REST API."""
+"""Entity and graph behaviour, as the SQL-native memory server specifies it, through REST."""
 
 from __future__ import annotations
 

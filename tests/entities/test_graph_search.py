@@ -1,4 +1,4 @@
-"""`mode=graph` and the hybrid graph boost (seed 000 §5.5, seed 003 graph-enhanced search)."""
+"""`mode=graph` and the hybrid graph boost."""
 
 from __future__ import annotations
 

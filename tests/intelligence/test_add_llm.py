@@ -1,4 +1,4 @@
-"""POST /memories/add/ with an LLM: the seed-003 §15 cases against a local fake server that
+"""POST /memories/add/ with an LLM: mem0's behavioural cases against a local fake server that
 speaks the chat-completions API (the real `openai` client is used)."""
 
 from __future__ import annotations

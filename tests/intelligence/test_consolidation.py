@@ -1,4 +1,4 @@
-"""Consolidation (seed 000 §6.2, §10.5) and the contradiction review flow."""
+"""Consolidation and the contradiction review flow."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Near-duplicate merge on every write (seed 000 §6.1) and PII masking (seed 002 §6.2)."""
+"""Near-duplicate merge on every write and PII masking."""
 
 from __future__ import annotations
 

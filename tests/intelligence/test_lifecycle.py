@@ -1,4 +1,4 @@
-"""Decay scores and lifecycle states (seed 001), preservation, pruning (seed 000 §4.5)."""
+"""Decay scores and lifecycle states, preservation, pruning."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Session tools (seed 002 §6.7-6.8): reflect at the end, context at the start."""
+"""Session tools: reflect at the end, context at the start."""
 
 from __future__ import annotations
 

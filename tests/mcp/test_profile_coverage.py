@@ -303,8 +303,9 @@ async def test_standard_tools_through_a_working_session(alice, profile):
 
 
 async def test_aimemory_graph_search_is_memory_traverse_and_analysis_finds_connectors(alice):
-    """Seed 001: `memory_graph_search` is a deprecated alias of `memory_traverse` (same
-    arguments, same result); `memory_graph_analysis` reports degrees and top connectors."""
+    """The graph and decay plan: `memory_graph_search` is a deprecated alias of
+    `memory_traverse` (same arguments, same result); `memory_graph_analysis` reports degrees
+    and top connectors."""
     async with in_process(alice, "aimemory") as client:
         calls = Calls(client)
         texts = [

@@ -1,4 +1,4 @@
-"""The seed-003 filter language: every operator, composition, both spellings, named errors."""
+"""The mem0-style filter language: every operator, composition, both spellings, named errors."""
 
 from __future__ import annotations
 

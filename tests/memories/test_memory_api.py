@@ -297,3 +297,28 @@ def test_health_reports_database(anonymous) -> None:
     response = anonymous.get("/health/")
     assert response.status_code == 200
     assert response.json()["database"] == "ok"
+
+
+def test_an_update_can_retire_the_memories_it_supersedes(alice, remember):
+    old = remember("The office is in Berlin")
+    new = remember("The office moved")
+    response = alice.patch(
+        f"/api/v1/memories/{new['id']}/",
+        {"content": "The office is in Munich now", "supersedes": [old["id"]]},
+    )
+    assert response.status_code == 200, response.json()
+    assert alice.get(f"/api/v1/memories/{old['id']}/").status_code == 404
+    retired = alice.get(f"/api/v1/memories/{old['id']}/history/").json()[-1]
+    assert (retired["event"], retired["new_values"]) == (
+        "DELETE",
+        {"reason": f"superseded by {new['id']}"},
+    )
+    missing = alice.patch(
+        f"/api/v1/memories/{new['id']}/",
+        {"content": "Not applied", "supersedes": ["00000000-0000-0000-0000-000000000000"]},
+    )
+    assert missing.status_code == 404
+    assert (
+        alice.get(f"/api/v1/memories/{new['id']}/").json()["content"]
+        == "The office is in Munich now"
+    )

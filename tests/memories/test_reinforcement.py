@@ -1,4 +1,4 @@
-"""Decay at read time and reinforcement when a memory is returned (seed 000 §4, §10.3)."""
+"""Decay at read time and reinforcement when a memory is returned."""
 
 from __future__ import annotations
 

@@ -109,7 +109,7 @@ class SearchBase:
     plan is the one a subquery of only its own columns gets (the GIN or HNSW scan with the
     filters). Compiling the queryset once instead of once per statement (four in a hybrid
     search: the keyword branches, the keyword rows, the vectors in the graph and the pending
-    ones) saves Django's compiler ~1 ms a statement (docs/benchmarks.md, session 19)."""
+    ones) saves Django's compiler ~1 ms a statement (docs/benchmarks.md)."""
 
     sql: str
     params: tuple[Any, ...]
@@ -155,7 +155,7 @@ _bases_lock = threading.Lock()
 def compiled_search_base(*, project: Project, query: SearchQuery) -> SearchBase:
     """`search_base(search_queryset(...))`, remembered per project and filter set: agents
     search again and again within the same scope (a user, a run), and building the filtered
-    queryset and compiling it cost ~1 ms of a search's Python (session 19). Filters naming
+    queryset and compiling it cost ~1 ms of a search's Python. Filters naming
     entities by name are compiled every time: the names resolve to entity ids that change
     as the graph grows."""
     build = functools.partial(search_queryset, project=project, query=query)
@@ -251,7 +251,7 @@ def resolve_boosts() -> list[Callable[..., dict[Any, float]]]:
 
 
 def _rank_by_confidence(hits: list[SearchHit]) -> list[SearchHit]:
-    """final score = relevance × effective confidence (seed 000 §11.1, step 8)."""
+    """final score = relevance × effective confidence."""
     missing = [hit.memory.pk for hit in hits if not hasattr(hit.memory, "effective_confidence")]
     if missing:  # a mode that did not start from search_queryset: ask PostgreSQL once
         values = dict(

@@ -2,7 +2,7 @@
 
 Two fusions, chosen per query with `options={"fusion": ...}` or MEMORY_SEARCH_FUSION:
 
-- `minmax` (seed 000 §11.1): α × min-max-normalised keyword rank + (1 − α) × cosine
+- `minmax`: α × min-max-normalised keyword rank + (1 − α) × cosine
   similarity; a memory found by one signal only gets that signal's share. α = `alpha`
   option or MEMORY_SEARCH_HYBRID_ALPHA (0.5, chosen on LoCoMo; the seed says 0.4).
 - `rrf`: reciprocal-rank fusion, α/(k + keyword rank) + (1 − α)/(k + semantic rank), scaled

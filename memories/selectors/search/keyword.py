@@ -97,7 +97,7 @@ def query_lexemes(text: str) -> list[str]:
     """The query's distinct lexemes as the index stores them (stemmed, no stop words).
     Recent queries' are remembered per process, as their embeddings are (semantic.py):
     agents repeat their searches, and asking PostgreSQL is a round trip (~0.7 ms of a
-    keyword search on a busy 2-vCPU VM, session 19)."""
+    keyword search on a busy 2-vCPU VM)."""
     return list(_cached_lexemes(text))
 
 

@@ -109,7 +109,7 @@ def _ranked_statement(
     AND the user's entries with those of a condition common across the project (memory_types:
     42,604 entries of the type index for a user's 2,130 at 100k memories), a bitmap that took
     10.9 of the statement's 16.7 ms, where reading the user's rows by the (project, user_id)
-    index and checking the rest on them takes 5.6-7.3 ms (session 19). Tags, metadata and
+    index and checking the rest on them takes 5.6-7.3 ms. Tags, metadata and
     entity conditions keep bitmap scans: a rare tag's GIN entries can be the best start.
     Unscoped, the
     second level would only add ~0.7 ms of lookups and planning. Either way the ranking is

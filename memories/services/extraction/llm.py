@@ -1,4 +1,4 @@
-"""LLM fact extraction and update decisions (seed 003 §4.2-4.3), and parsing their answers.
+"""LLM fact extraction and update decisions, and parsing their answers.
 
 JSON mode answers must be objects, so the prompts ask for `{"facts": [...]}` and
 `{"memory": [...]}`; bare arrays and arrays embedded in text are accepted too. Existing memories

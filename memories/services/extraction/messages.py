@@ -1,4 +1,4 @@
-"""Input of `add`: a string or chat messages, parsed to one conversation (seed 003 §4.1)."""
+"""Input of `add`: a string or chat messages, parsed to one conversation."""
 
 from __future__ import annotations
 

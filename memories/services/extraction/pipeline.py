@@ -1,4 +1,4 @@
-"""`add`: conversation in, memory events out (seed 003 §3.2 and §4).
+"""`add`: conversation in, memory events out.
 
 parse → extract facts (LLM, or the offline extractor) → for each fact: embed, fetch the 5 most
 similar memories in scope, decide ADD / UPDATE / DELETE / NONE (LLM, or similarity + slots
@@ -14,7 +14,7 @@ of their text (the write-time duplicate rules still merge it into an equal or ne
 memory), DELETE becomes NONE (nothing is removed on the strength of a text the model never
 saw).
 
-Degradation (seed 003 §14.3): extraction failing returns no events; a fact whose embedding
+Degradation: extraction failing returns no events; a fact whose embedding
 fails is skipped; a failed decision call falls back to the offline decision for that fact.
 """
 

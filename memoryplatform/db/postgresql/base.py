@@ -12,7 +12,7 @@ Django's loader.
 With a connection pool and CONN_HEALTH_CHECKS, Django has psycopg_pool check every connection
 it hands out with an empty query: one more round trip per checkout, and a search checks out
 two (the request's and hybrid search's second thread), each waiting for PostgreSQL to be
-scheduled on a busy 2-core machine (4% of a search server's samples, session 19). A connection
+scheduled on a busy 2-core machine (4% of a search server's samples). A connection
 the server has closed (terminated, restarted, crashed) has something to read on its socket
 (the server's goodbye, or end-of-file): `check_pooled_connection` asks the socket, and runs
 the empty query only then. A network that vanishes without a word is caught by neither check

@@ -1,4 +1,5 @@
-"""The official MCP memory server's model ("entities with observations, relations") on ours.
+"""Observations: the official MCP memory server's model ("entities with observations,
+relations") on ours, for its compatible MCP tools and any other caller.
 
 An observation is a memory linked to its entity: it is embedded, searchable, decays and has
 history like any other memory. Reads are paged and token-budgeted so `read_graph` on a big

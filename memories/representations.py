@@ -1,0 +1,184 @@
+"""How memories, their history and links look to every client: one representation, used by
+the REST API's responses and the MCP tools alike (and by the apps above for memories they
+return). Input validation lives in the REST layer (`memories.api.serializers`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from memories.models import Memory, MemoryHistory, MemoryLink
+from memories.selectors.filters import effective_confidence_of
+from memories.selectors.search import SearchResult
+
+
+class MemorySerializer(serializers.ModelSerializer):
+    effective_confidence = serializers.SerializerMethodField()
+    has_embedding = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Memory
+        fields = [
+            "id",
+            "content",
+            "memory_type",
+            "tags",
+            "confidence",
+            "effective_confidence",
+            "importance",
+            "source",
+            "context",
+            "metadata",
+            "user_id",
+            "agent_id",
+            "run_id",
+            "content_hash",
+            "token_count",
+            "has_embedding",
+            "access_count",
+            "last_accessed_at",
+            "state",
+            "decay_score",
+            "pinned",
+            "expires_at",
+            "deleted_at",
+            "version",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+    def get_effective_confidence(self, memory: Memory) -> float:
+        value = getattr(memory, "effective_confidence", None)  # annotated by selectors
+        return round(value if value is not None else effective_confidence_of(memory), 6)
+
+    def get_has_embedding(self, memory: Memory) -> bool:
+        annotated = getattr(memory, "has_vector", None)  # set by memory_queryset
+        return bool(annotated) if annotated is not None else memory.embedding is not None
+
+    def to_representation(self, memory: Memory) -> dict[str, Any]:
+        """The fields above, written out. DRF's own path introspects the model for every
+        serializer (ModelSerializer builds its fields anew each time) and then calls one
+        field object per value: ~1.9 ms for a page of 10, most of a search's serialisation;
+        this is ~0.2 ms. Same output as DRF's path (tests compare them, field by field).
+        Subclasses add their fields with `extra_representation`."""
+        return {
+            "id": str(memory.id),
+            "content": memory.content,
+            "memory_type": memory.memory_type,
+            "tags": [str(tag) for tag in memory.tags],
+            "confidence": float(memory.confidence),
+            "effective_confidence": self.get_effective_confidence(memory),
+            "importance": float(memory.importance),
+            "source": memory.source,
+            "context": memory.context,
+            "metadata": memory.metadata,
+            "user_id": memory.user_id,
+            "agent_id": memory.agent_id,
+            "run_id": memory.run_id,
+            "content_hash": memory.content_hash,
+            "token_count": int(memory.token_count),
+            "has_embedding": self.get_has_embedding(memory),
+            "access_count": int(memory.access_count),
+            "last_accessed_at": _datetime(memory.last_accessed_at),
+            "state": memory.state,
+            "decay_score": float(memory.decay_score),
+            "pinned": bool(memory.pinned),
+            "expires_at": _datetime(memory.expires_at),
+            "deleted_at": _datetime(memory.deleted_at),
+            "version": int(memory.version),
+            "created_at": _datetime(memory.created_at),
+            "updated_at": _datetime(memory.updated_at),
+        } | self.extra_representation(memory)
+
+    def extra_representation(self, memory: Memory) -> dict[str, Any]:
+        """A subclass's own fields (those after MemorySerializer's in its Meta.fields), by
+        DRF's field path unless the subclass writes them out itself."""
+        names = self.Meta.fields[len(MemorySerializer.Meta.fields) :]
+        if not names:
+            return {}
+        fields = self.fields
+        extra = {}
+        for name in names:
+            value = fields[name].get_attribute(memory)
+            extra[name] = None if value is None else fields[name].to_representation(value)
+        return extra
+
+
+_DATETIME = serializers.DateTimeField()  # DRF's format (ISO 8601, "Z" for UTC), unbound
+
+
+def _datetime(value: Any) -> str | None:
+    return None if value is None else _DATETIME.to_representation(value)
+
+
+class HistorySerializer(serializers.ModelSerializer):
+    memory_id = serializers.UUIDField()
+    is_deleted = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MemoryHistory
+        fields = [
+            "id",
+            "memory_id",
+            "event",
+            "old_content",
+            "new_content",
+            "old_values",
+            "new_values",
+            "actor",
+            "user_id",
+            "agent_id",
+            "run_id",
+            "is_deleted",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+    def get_is_deleted(self, entry: MemoryHistory) -> bool:
+        return entry.event == "DELETE"
+
+
+class LinkSerializer(serializers.ModelSerializer):
+    from_id = serializers.UUIDField(source="from_memory_id")
+    to_id = serializers.UUIDField(source="to_memory_id")
+
+    class Meta:
+        model = MemoryLink
+        fields = ["id", "from_id", "to_id", "link_type", "strength", "metadata", "created_at"]
+        read_only_fields = fields
+
+
+class ScoreSerializer(MemorySerializer):
+    score = serializers.FloatField()
+    score_parts = serializers.DictField(child=serializers.FloatField())
+
+    class Meta(MemorySerializer.Meta):
+        fields = [*MemorySerializer.Meta.fields, "score", "score_parts"]
+        read_only_fields = fields
+
+    def extra_representation(self, memory: Memory) -> dict[str, Any]:
+        parts = memory.score_parts  # type: ignore[attr-defined]
+        return {
+            "score": float(memory.score),  # type: ignore[attr-defined]
+            "score_parts": {str(name): float(value) for name, value in parts.items()},
+        }
+
+
+def search_body(result: SearchResult) -> dict[str, Any]:
+    results = []
+    for hit in result.hits:
+        hit.memory.score = round(hit.score, 6)
+        hit.memory.score_parts = {name: round(value, 6) for name, value in hit.parts.items()}
+        results.append(hit.memory)
+    return {
+        "results": ScoreSerializer(results, many=True).data,
+        "count": len(results),
+        "mode": result.mode,
+        "limit": result.limit,
+        "offset": result.offset,
+        "token_budget": result.token_budget,
+        "tokens": result.tokens,
+        "budget_exhausted": result.budget_exhausted,
+    }
