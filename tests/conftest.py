@@ -102,3 +102,11 @@ def _close_side_connections(django_db_setup: None) -> Any:
     from memoryplatform.lib.db_threads import close_connections
 
     close_connections()
+
+
+def pytest_collection_modifyitems(items: list[Any]) -> None:
+    """A test that starts a live server is `slow` wherever it lives (`-m "not slow"` skips
+    them; CI runs everything)."""
+    for item in items:
+        if "live_server_mcp" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)

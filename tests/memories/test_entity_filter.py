@@ -18,7 +18,7 @@ from memories.selectors.memories import memory_queryset
 from memories.selectors.search import memory_search
 from memories.selectors.search_types import SearchQuery
 from tests.conftest import Tenant
-from tests.mcp.conftest import in_process, structured
+from tests.mcpserver.conftest import in_process, structured
 
 LIST = "/api/v1/memories/"
 SEARCH = "/api/v1/memories/search/"

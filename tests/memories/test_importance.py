@@ -10,7 +10,7 @@ from memories.models import TYPE_IMPORTANCE, Memory
 from memories.services.content import Scope
 from memories.services.extraction import memories_add
 from memoryplatform.lib.actor import command
-from tests.mcp.conftest import in_process, structured
+from tests.mcpserver.conftest import in_process, structured
 
 
 def test_the_table_orders_types_by_what_they_cost_to_relearn():

@@ -20,7 +20,7 @@ from django.utils import timezone
 from memories.models import Memory
 from memories.services.reinforcement import reinforcements_flush
 from memories.tasks import run_decay, run_prune
-from tests.mcp.conftest import in_process, structured
+from tests.mcpserver.conftest import in_process, structured
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

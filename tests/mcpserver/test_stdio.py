@@ -8,9 +8,9 @@ import sys
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from tests.mcp.conftest import MANAGE, child_env, stdio_session, structured
+from tests.mcpserver.conftest import MANAGE, child_env, stdio_session, structured
 
-pytestmark = [pytest.mark.anyio, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.anyio, pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 STANDARD_TOOLS = {
     "memory_store",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.mcp.conftest import in_process, stdio_session, structured
+from tests.mcpserver.conftest import in_process, stdio_session, structured
 
 pytestmark = [pytest.mark.anyio, pytest.mark.django_db(transaction=True)]
 

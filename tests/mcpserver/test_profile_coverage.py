@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from mcpserver.profiles import PROFILES
-from tests.mcp.conftest import in_process, structured
+from tests.mcpserver.conftest import in_process, structured
 
 pytestmark = [pytest.mark.anyio, pytest.mark.django_db(transaction=True)]
 

@@ -20,6 +20,8 @@ from memories.services.content import content_hash
 from memoryplatform.lib.actor import command
 from tenants.models import Project
 
+pytestmark = pytest.mark.slow  # thousands of memories
+
 TWINS = [
     "React hooks let you use state in function components",
     "React hooks let function components use state",

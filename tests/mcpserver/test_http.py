@@ -5,10 +5,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.mcp.conftest import structured
-from tests.mcp.test_stdio import STANDARD_TOOLS
+from tests.mcpserver.conftest import structured
+from tests.mcpserver.test_stdio import STANDARD_TOOLS
 
-pytestmark = [pytest.mark.anyio, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.anyio, pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 INITIALIZE = {
     "jsonrpc": "2.0",

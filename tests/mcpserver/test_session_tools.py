@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import make_tenant
-from tests.mcp.conftest import in_process, structured
+from tests.mcpserver.conftest import in_process, structured
 
 pytestmark = [pytest.mark.anyio, pytest.mark.django_db(transaction=True)]
 

@@ -23,7 +23,7 @@ from memoryplatform.lib.actor import command
 from memoryplatform.lib.asgi_http import ThreadedHTTPHandler
 from memoryplatform.lib.db_threads import close_connections, executor_with_connections
 from tests.conftest import make_tenant
-from tests.mcp.conftest import live_server_mcp  # noqa: F401 (fixture)
+from tests.mcpserver.conftest import live_server_mcp  # noqa: F401 (fixture)
 
 
 @pytest.fixture

@@ -11,13 +11,13 @@ import httpx
 import pytest
 from django.db import connection
 
-from tests.mcp.conftest import (  # noqa: F401 (fixture)
+from tests.mcpserver.conftest import (  # noqa: F401 (fixture)
     LIVE_SERVER_APPLICATION,
     child_env,
     live_server_mcp,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 REQUESTS = 150  # more than the embedded server's 100 connections
 SERVER_POOL = 10  # MEMORY_DB_POOL_SIZE's default; asgi.py turns pooling on for the server
