@@ -16,19 +16,22 @@ from django.conf import settings  # noqa: E402
 from mcpserver.asgi import with_mcp  # noqa: E402
 from memories.embeddings import warm_up  # noqa: E402
 from memoryplatform.lib.asgi_http import ThreadedHTTPHandler  # noqa: E402
+from memoryplatform.lib.asgi_limits import RequestBodyLimit  # noqa: E402
 from memoryplatform.routing import websocket_urlpatterns  # noqa: E402
 
-# MCP (/mcp Streamable HTTP, /sse + /messages/ legacy SSE) is routed by path before Django.
-application = with_mcp(
-    ProtocolTypeRouter(
-        {
-            "http": ThreadedHTTPHandler(
-                threads=settings.MEMORY_HTTP_THREADS,
-                queue_limit=settings.MEMORY_HTTP_QUEUE_LIMIT,
-                queue_timeout=settings.MEMORY_HTTP_QUEUE_TIMEOUT,
-            ),
-            "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
-        }
-    )
+# MCP (/mcp Streamable HTTP, /sse + /messages/ legacy SSE) is routed by path before Django;
+# every HTTP request's body is capped first (memoryplatform/lib/asgi_limits.py).
+django_and_channels = ProtocolTypeRouter(
+    {
+        "http": ThreadedHTTPHandler(
+            threads=settings.MEMORY_HTTP_THREADS,
+            queue_limit=settings.MEMORY_HTTP_QUEUE_LIMIT,
+            queue_timeout=settings.MEMORY_HTTP_QUEUE_TIMEOUT,
+        ),
+        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+    }
+)
+application = RequestBodyLimit(
+    with_mcp(django_and_channels), max_bytes=settings.MEMORY_MAX_REQUEST_BYTES
 )
 warm_up()  # the model loads in the background, not on the first search

@@ -24,9 +24,9 @@ from datetime import UTC, datetime, time
 from typing import Any
 from uuid import UUID
 
-from django.db.models import Q
-from django.db.models.fields.json import KT
-from django.db.models.lookups import Contains
+from django.db.models import JSONField, Q, Value
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
+from django.db.models.lookups import Contains, IContains
 from django.utils.dateparse import parse_date, parse_datetime
 
 from memories.selectors.filters import MAX_ENTITY_ID as MAX_ID
@@ -92,8 +92,9 @@ def filter_expression_q(
 
 @dataclass(frozen=True)
 class _Field:
-    lookup: str  # Django lookup path, e.g. "metadata__price"
+    lookup: str  # Django lookup path of a column, e.g. "confidence"
     kind: str
+    keys: tuple[str, ...] = ()  # a metadata path, e.g. ("price",) for metadata.price
 
 
 def _fail(path: str, message: str) -> InvalidInput:
@@ -205,7 +206,7 @@ def _field(name: str, path: str) -> _Field:
     if name.startswith("metadata."):
         keys = name.split(".")[1:]
         if keys and all(_METADATA_KEY.match(key) and "__" not in key for key in keys):
-            return _Field("__".join(["metadata", *keys]), "json")
+            return _Field("metadata", "json", tuple(keys))
         raise _fail(path, "metadata keys are letters, digits, '_' and '-', starting with a letter")
     known = ", ".join(sorted(_FIELDS))
     raise _fail(path, f"unknown field; one of {known} or metadata.<key>")
@@ -277,9 +278,8 @@ def _build(field: _Field, operator: str, value: Any) -> Q:
     name = field.lookup
     if field.kind == "array":
         return _array(name, operator, value)
-    if field.kind == "json" and operator in ("ne", "nin") and value is not None:
-        positive = Q(**{name: value}) if operator == "ne" else Q(**{f"{name}__in": value})
-        return ~positive | Q(**{f"{name}__isnull": True})  # a missing key is "not equal"
+    if field.kind == "json":
+        return _json(field.keys, operator, value)
     match operator:
         case "eq":
             return Q(**{name: value}) if value is not None else Q(**{f"{name}__isnull": True})
@@ -289,11 +289,41 @@ def _build(field: _Field, operator: str, value: Any) -> Q:
             return Q(**{f"{name}__in": value})
         case "nin":
             return ~Q(**{f"{name}__in": value})
-        case "contains" if field.kind == "json":
-            # `metadata__k__contains` would be jsonb containment; we mean a substring.
-            return Q(Contains(KT(name), value))
         case _:
             return Q(**{f"{name}__{operator}": value})
+
+
+def _json(keys: tuple[str, ...], operator: str, value: Any) -> Q:
+    """A condition on `metadata.<keys>`, the path built as key transforms and the operator
+    taken from the path's own lookups, never from a lookup string: a key named like a lookup
+    (`regex`, `isnull`, `has_key`) is only ever a key. Operands are compared as JSON."""
+    path: Any = "metadata"
+    for key in keys:
+        path = KeyTransform(key, path)
+
+    def lookup(name: str, operand: Any) -> Q:
+        return Q(path.get_lookup(name)(path, operand))
+
+    def as_json(operand: Any) -> Value:
+        return Value(operand, output_field=JSONField())
+
+    missing = lookup("isnull", True)
+    match operator:
+        case "eq":
+            return missing if value is None else lookup("exact", as_json(value))
+        case "ne":
+            if value is None:
+                return lookup("isnull", False)
+            return ~lookup("exact", as_json(value)) | missing  # a missing key is "not equal"
+        case "in":
+            return lookup("in", [as_json(item) for item in value])
+        case "nin":
+            return ~lookup("in", [as_json(item) for item in value]) | missing
+        case "contains" | "icontains":  # a substring of the value as text, not containment
+            text = KeyTextTransform(keys[-1], path.lhs if len(keys) > 1 else "metadata")
+            return Q((Contains if operator == "contains" else IContains)(text, value))
+        case _:
+            return lookup(operator, as_json(value))
 
 
 def _entity(kind: str, operator: str, value: Any, project: Project | None) -> Q:

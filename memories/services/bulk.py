@@ -163,6 +163,9 @@ def memories_create_bulk(
     embedding. `near_duplicates`: "inline" or "consolidation"; `vector_index`: "inline" or
     "deferred" (the new rows enter the HNSW graph by a job, memories.services.vector_index);
     None: the project's `bulk_near_duplicates` / `bulk_vector_index`."""
+    if len(items) > MAX_BULK_ITEMS:  # here, not only in the REST serializer: every caller
+        message = f"at most {MAX_BULK_ITEMS} memories in one bulk write, got {len(items)}"
+        raise InvalidInput(message, fields={"memories": [message]})
     inline = bulk_option(project, "near_duplicates", near_duplicates) == "inline"
     deferred = bulk_option(project, "vector_index", vector_index) == "deferred"
     memories = [_build_item(project, index, item) for index, item in enumerate(items)]

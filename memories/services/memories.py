@@ -27,6 +27,7 @@ from memories.services.content import (
     check_tags,
     check_unit_interval,
     clean_content,
+    clean_context,
     content_hash,
 )
 from memories.services.embedding import embed_or_none
@@ -54,6 +55,7 @@ EDITABLE_FIELDS = (
 )
 _CHECKS = {
     "content": clean_content,
+    "context": clean_context,
     "memory_type": check_memory_type,
     "tags": check_tags,
     "metadata": check_metadata,

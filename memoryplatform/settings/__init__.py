@@ -16,6 +16,7 @@ from memoryplatform.settings.env import (
     env_int,
     env_list,
     env_str,
+    persistent_secret,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -24,17 +25,14 @@ DEBUG = env_bool("MEMORY_DEBUG", default=False)
 # Under pytest, jobs run synchronously and dev defaults apply (MEMORY_TESTING overrides).
 TESTING = env_bool("MEMORY_TESTING", default="pytest" in sys.modules)
 
-SECRET_KEY = env_str("MEMORY_SECRET_KEY")
-if not SECRET_KEY:
-    if not (DEBUG or TESTING or env_bool("MEMORY_DEV_DEFAULTS", default=True)):
-        raise ImproperlyConfigured("MEMORY_SECRET_KEY must be set in production")
-    # Development only: a key derived per checkout, never a shared hard-coded secret.
-    SECRET_KEY = "dev-insecure-" + str(BASE_DIR)
+DATA_DIR = Path(env_str("MEMORY_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+
+# MEMORY_SECRET_KEY, or a random key made once and kept in the data directory (0600): never a
+# constant or a value derived from the install path, which anyone could reproduce.
+SECRET_KEY = env_str("MEMORY_SECRET_KEY") or persistent_secret(DATA_DIR / "secret_key")
 
 ALLOWED_HOSTS = env_list("MEMORY_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("MEMORY_CSRF_TRUSTED_ORIGINS", [])
-
-DATA_DIR = Path(env_str("MEMORY_DATA_DIR", str(BASE_DIR / "var"))).resolve()
 
 INSTALLED_APPS = [
     "daphne",
@@ -249,6 +247,10 @@ SPECTACULAR_SETTINGS = {
 
 # --- Memory behaviour ------------------------------------------------------------------
 MEMORY_MAX_CONTENT_LENGTH = env_int("MEMORY_MAX_CONTENT_LENGTH", 8000, minimum=1)
+MEMORY_MAX_CONTEXT_LENGTH = env_int("MEMORY_MAX_CONTEXT_LENGTH", 8000, minimum=1)
+# Request bodies above this size are refused (413) before they are read to the end, on every
+# HTTP path (REST, MCP); a bulk write of 1,000 memories of 8,000 characters fits.
+MEMORY_MAX_REQUEST_BYTES = env_int("MEMORY_MAX_REQUEST_BYTES", 16 * 1024 * 1024, minimum=1024)
 MEMORY_DEFAULT_PAGE_SIZE = env_int("MEMORY_DEFAULT_PAGE_SIZE", 20, minimum=1)
 MEMORY_MAX_PAGE_SIZE = env_int("MEMORY_MAX_PAGE_SIZE", 100, minimum=1)
 MEMORY_DECAY_HALF_LIFE_DAYS = env_float("MEMORY_DECAY_HALF_LIFE_DAYS", 30.0, minimum=0.01)

@@ -8,6 +8,8 @@ A secret may also be given as a file path in ``<NAME>_FILE`` (Docker secrets).
 from __future__ import annotations
 
 import os
+import secrets
+import time
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -77,4 +79,25 @@ def env_choice(name: str, default: str, choices: set[str]) -> str:
     value = os.environ.get(name, default).strip().lower()
     if value not in choices:
         raise ImproperlyConfigured(f"{name} must be one of {sorted(choices)}, got {value!r}")
+    return value
+
+
+def persistent_secret(path: Path) -> str:
+    """A random secret kept in `path` (mode 0600), made on first use: the Django secret key
+    when MEMORY_SECRET_KEY is not set. Never a constant: sessions, CSRF tokens and signed job
+    payloads are signed with it. Processes starting together agree (the first one to create
+    the file wins; the others read it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        for _ in range(50):  # another process may be writing it this instant
+            value = path.read_text().strip()
+            if value:
+                return value
+            time.sleep(0.02)
+        raise
+    value = secrets.token_urlsafe(50)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(value)
     return value

@@ -152,3 +152,17 @@ def test_translation_never_filters_in_python() -> None:
     q = filter_expression_q({"AND": [{"user_id": "u1"}, {"metadata.price": {"gt": 5}}]})
     sql = str(Memory.objects.filter(q).query)
     assert '"user_id" = u1' in sql and "price" in sql
+
+
+@pytest.mark.parametrize("lookup", ["regex", "iregex", "isnull", "has_key", "contains", "gt"])
+def test_a_metadata_key_named_like_a_lookup_is_only_a_key(alice, remember, lookup):
+    # metadata.x.<lookup> once became that Django lookup on metadata.x, bypassing the operator
+    # whitelist (a caller's own regex run by PostgreSQL); it is the key <lookup> under x
+    keyed = remember("keyed", metadata={"x": {lookup: "a+"}})
+    remember("plain", metadata={"x": "aaaa"})
+    response = alice.post(
+        "/api/v1/memories/search/",
+        {"query": "keyed plain", "mode": "keyword", "filters": {f"metadata.x.{lookup}": "a+"}},
+    )
+    assert response.status_code == 200, response.json()
+    assert [hit["id"] for hit in response.json()["results"]] == [keyed["id"]]

@@ -322,3 +322,28 @@ def test_an_update_can_retire_the_memories_it_supersedes(alice, remember):
         alice.get(f"/api/v1/memories/{new['id']}/").json()["content"]
         == "The office is in Munich now"
     )
+
+
+def test_tags_and_metadata_have_caps_every_writer_meets(alice):
+    many_tags = alice.post(
+        "/api/v1/memories/",
+        {"content": "tagged", "user_id": "u1", "tags": [f"t{i}" for i in range(101)]},
+    )
+    assert many_tags.status_code == 400 and "tags" in many_tags.json()["error"]["fields"]
+    big_metadata = alice.post(
+        "/api/v1/memories/",
+        {"content": "labelled", "user_id": "u1", "metadata": {"blob": "x" * 20_000}},
+    )
+    assert big_metadata.status_code == 400 and "metadata" in big_metadata.json()["error"]["fields"]
+
+
+def test_the_bulk_cap_holds_for_every_caller_not_only_the_api(alice):
+    from memories.services.bulk import MAX_BULK_ITEMS, memories_create_bulk
+    from memories.services.memories import MemoryInput
+    from memoryplatform.lib.actor import command
+    from memoryplatform.lib.errors import InvalidInput
+
+    items = [MemoryInput(content=f"item {i}", user_id="u1") for i in range(MAX_BULK_ITEMS + 1)]
+    with pytest.raises(InvalidInput) as refused:
+        memories_create_bulk(project=alice.project, items=items, actor=command("test"))
+    assert "memories" in refused.value.fields

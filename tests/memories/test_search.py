@@ -431,3 +431,31 @@ def test_a_user_scoped_semantic_search_leaves_the_connections_settings_as_they_w
             assert cursor.fetchone()[0] == "on"
             cursor.execute("SELECT current_setting('hnsw.ef_search')")
             assert cursor.fetchone()[0] == "400"
+
+
+def test_a_question_naming_its_user_is_searched_without_the_name(alice, remember):
+    # within alice's memories "alice" tells none apart; it pulled memories naming her first
+    wanted = remember("User prefers dark mode in every editor", user_id="alice")
+    remember("Alice decided to postpone the mobile redesign", user_id="alice")
+    response = alice.get(
+        "/api/v1/memories/search/", {"q": "what theme does alice like", "user_id": "alice"}
+    )
+    assert response.json()["results"][0]["id"] == wanted["id"]
+    only_the_name = alice.get("/api/v1/memories/search/", {"q": "Alice", "user_id": "alice"})
+    assert only_the_name.status_code == 200  # nothing left to search without it: kept
+
+
+def test_query_caches_are_kept_per_project(alice, bob):
+    # a cached query answers faster: one tenant must not learn from that what another asked
+    from memories.selectors.search.keyword import _cached_lexemes, query_lexemes
+    from memories.selectors.search.semantic import _cached_vector, query_vector
+
+    _cached_lexemes.cache_clear()
+    _cached_vector.cache_clear()
+    query_lexemes("salary negotiation", project_id=alice.project.pk)
+    query_vector("salary negotiation", project_id=alice.project.pk)
+    query_lexemes("salary negotiation", project_id=bob.project.pk)
+    query_vector("salary negotiation", project_id=bob.project.pk)
+    assert (_cached_lexemes.cache_info().hits, _cached_vector.cache_info().hits) == (0, 0)
+    query_vector("salary negotiation", project_id=alice.project.pk)
+    assert _cached_vector.cache_info().hits == 1

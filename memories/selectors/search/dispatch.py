@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -196,6 +197,7 @@ def candidate_count(query: SearchQuery) -> int:
 
 def memory_search(*, project: Project, query: SearchQuery) -> SearchResult:
     _validate(query)
+    query = without_own_name(query)
     mode = _resolve(query.mode)
     hits = _rank_by_confidence(mode(project=project, query=query))
     page = _load_rows(project, hits[query.offset : query.offset + query.limit])
@@ -209,6 +211,26 @@ def memory_search(*, project: Project, query: SearchQuery) -> SearchResult:
         tokens=tokens,
         budget_exhausted=exhausted,
     )
+
+
+def without_own_name(query: SearchQuery) -> SearchQuery:
+    """The question without the name of the user it is scoped to: within alice's memories,
+    "alice" tells none of them apart, and it pulled memories that name her ("Alice decided
+    ...") above the one asked about ("what theme does alice like" -> "User prefers dark
+    mode"). A question that is nothing but the name stays as it is."""
+    user = query.filters.user_id
+    if not user or len(user) < 2:
+        return query
+    pattern = _own_name_pattern(user)
+    text = " ".join(pattern.sub(" ", query.text).split())
+    if not text.strip(" ?!.,;:") or text == query.text:
+        return query
+    return replace(query, text=text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _own_name_pattern(user: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(user)}(?:'s|s')?(?!\w)", re.IGNORECASE)
 
 
 def _validate(query: SearchQuery) -> None:

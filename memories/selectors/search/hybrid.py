@@ -56,7 +56,7 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
 
     def semantic_side() -> Ranked | None:
         try:
-            vector = query_vector(query.text)
+            vector = query_vector(query.text, project_id=project.pk)
         except ProviderError as exc:
             logger.warning("hybrid search without vectors: %s", exc)
             return None
@@ -75,6 +75,7 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
         limit=pool,
         match=query.options.get("keyword_match", "any"),
         share=project_share(project=project),
+        project_id=project.pk,
     )
     boosts = _prepare_boosts(project, query) if _boosted(query) else []
     semantic = semantic_soon.result()

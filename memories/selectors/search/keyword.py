@@ -68,13 +68,14 @@ def keyword_ranked(
     limit: int,
     match: str = "any",
     share: float = 1.0,
+    project_id: int | None = None,
 ) -> Ranked:
     """(memory, score) for the best `limit` matches of `text` within `queryset`, the memories
     of a project holding `share` of the table (`project_share`)."""
     base = search_base(queryset)
     if match == "all" or _WEBSEARCH_SYNTAX.search(text):
         return _strict_ranked(base.queryset(), text, limit=limit)
-    lexemes = query_lexemes(text)
+    lexemes = query_lexemes(text, project_id=project_id)
     if not lexemes:
         return []
     return _idf_ranked(base, lexemes, limit=limit, share=share)
@@ -93,16 +94,17 @@ def _strict_ranked(queryset: QuerySet[Memory], text: str, *, limit: int) -> Rank
 LEXEME_CACHE_SIZE = 1024  # queries whose lexemes are remembered per process
 
 
-def query_lexemes(text: str) -> list[str]:
+def query_lexemes(text: str, *, project_id: int | None = None) -> list[str]:
     """The query's distinct lexemes as the index stores them (stemmed, no stop words).
-    Recent queries' are remembered per process, as their embeddings are (semantic.py):
-    agents repeat their searches, and asking PostgreSQL is a round trip (~0.7 ms of a
-    keyword search on a busy 2-vCPU VM)."""
-    return list(_cached_lexemes(text))
+    Recent queries' are remembered per process and project, as their embeddings are
+    (semantic.py): agents repeat their searches, and asking PostgreSQL is a round trip (~0.7
+    ms of a keyword search on a busy 2-vCPU VM). Per project, so a query's speed never tells
+    one tenant what another searched for."""
+    return list(_cached_lexemes(project_id, text))
 
 
 @functools.lru_cache(maxsize=LEXEME_CACHE_SIZE)
-def _cached_lexemes(text: str) -> tuple[str, ...]:
+def _cached_lexemes(project_id: int | None, text: str) -> tuple[str, ...]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT coalesce(tsvector_to_array(to_tsvector(%s::regconfig, %s)), '{}')",
@@ -246,6 +248,7 @@ def keyword_search(*, project: Project, query: MemorySearchQuery) -> list[Search
         limit=candidate_count(query),
         match=query.options.get("keyword_match", "any"),
         share=project_share(project=project),
+        project_id=project.pk,
     )
     top = max((rank for _, rank in ranked), default=0.0) or 1.0
     return [

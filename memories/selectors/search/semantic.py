@@ -36,14 +36,16 @@ from tenants.models import Project
 QUERY_CACHE_SIZE = 1024  # query embeddings kept per process (about 1.6 MB at 384 dims)
 
 
-def query_vector(text: str) -> list[float]:
+def query_vector(text: str, *, project_id: int | None = None) -> list[float]:
     """The query's embedding; ProviderError (502) when the provider fails. Recent queries
-    are remembered per process (agents repeat their searches; failures are not cached)."""
-    return list(_cached_vector(get_embedder(), text))
+    are remembered per process and project (agents repeat their searches; failures are not
+    cached): per project, so how fast a search answers never tells one tenant what another
+    one searched for."""
+    return list(_cached_vector(get_embedder(), project_id, text))
 
 
 @functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
-def _cached_vector(embedder: Embedder, text: str) -> tuple[float, ...]:
+def _cached_vector(embedder: Embedder, project_id: int | None, text: str) -> tuple[float, ...]:
     embed = getattr(embedder, "embed_query", embedder.embed)  # a provider may embed queries apart
     return tuple(embed(text))  # keyed by the provider instance: a new one starts empty
 
@@ -159,7 +161,7 @@ def _winner_statement(
 def semantic_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
     ranked = semantic_ranked(
         compiled_search_base(project=project, query=query),
-        query_vector(query.text),
+        query_vector(query.text, project_id=project.pk),
         limit=candidate_count(query),
         min_similarity=min_similarity_of(query),
         user_scoped=bool(query.filters.user_id),
