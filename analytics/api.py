@@ -1,4 +1,5 @@
-"""Analytics endpoints: overview, growth, types, tags, confidence."""
+"""Analytics endpoints: overview, growth, types and states, tags, confidence, search
+statistics, relations, tool feedback."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from analytics.selectors import (
     confidence_histogram,
     memory_growth,
     memory_stats,
+    relation_distribution,
+    search_statistics,
     tag_frequency,
+    tool_feedback_report,
 )
 from tenants.views import ProjectScopedMixin
 
@@ -30,6 +34,10 @@ class TagsQuery(serializers.Serializer):
 
 class ConfidenceQuery(serializers.Serializer):
     buckets = serializers.IntegerField(min_value=1, max_value=100, default=10)
+
+
+class DaysQuery(serializers.Serializer):
+    days = serializers.IntegerField(min_value=1, max_value=366, default=30)
 
 
 class OverviewView(ProjectScopedMixin, APIView):
@@ -70,10 +78,42 @@ class ConfidenceView(ProjectScopedMixin, APIView):
         return Response({"results": confidence_histogram(project=self.project, **query)})
 
 
+class SearchStatsView(ProjectScopedMixin, APIView):
+    @extend_schema(
+        parameters=[DaysQuery],
+        responses={200: dict},
+        description="Searches per day, empty-result rate and latency percentiles (ms), "
+        "overall, per mode and per day (UTC).",
+    )
+    def get(self, request: Request) -> Response:
+        query = self.validated(DaysQuery, request.query_params)
+        return Response(search_statistics(project=self.project, **query))
+
+
+class RelationsView(ProjectScopedMixin, APIView):
+    @extend_schema(responses={200: dict}, description="Relations by type, open and closed.")
+    def get(self, request: Request) -> Response:
+        return Response(relation_distribution(project=self.project))
+
+
+class FeedbackView(ProjectScopedMixin, APIView):
+    @extend_schema(
+        parameters=[DaysQuery],
+        responses={200: dict},
+        description="Tool feedback per tool: reports, relevant and sufficient rates.",
+    )
+    def get(self, request: Request) -> Response:
+        query = self.validated(DaysQuery, request.query_params)
+        return Response(tool_feedback_report(project=self.project, **query))
+
+
 urlpatterns = [
     path("overview/", OverviewView.as_view(), name="analytics-overview"),
     path("growth/", GrowthView.as_view(), name="analytics-growth"),
     path("types/", TypesView.as_view(), name="analytics-types"),
     path("tags/", TagsView.as_view(), name="analytics-tags"),
     path("confidence/", ConfidenceView.as_view(), name="analytics-confidence"),
+    path("search/", SearchStatsView.as_view(), name="analytics-search"),
+    path("relations/", RelationsView.as_view(), name="analytics-relations"),
+    path("feedback/", FeedbackView.as_view(), name="analytics-feedback"),
 ]

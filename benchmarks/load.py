@@ -5,6 +5,8 @@
     python -m benchmarks.load --clients 32 --seconds 60   # one level, longer
     python -m benchmarks.load --env MEMORY_DB_POOL_SIZE=0 # the server with other settings
     python -m benchmarks.load --checkout ../old           # the server of another checkout
+    python -m benchmarks.load --workers 2 --env REDIS_URL=redis://127.0.0.1:6379/11
+                                                          # serve --workers 2 (needs Redis)
 
 The server is the one users run: `manage.py serve --no-worker` (daphne, the ASGI app with its
 default settings) on 127.0.0.1, started by the benchmark on a free port and stopped at the end.
@@ -53,6 +55,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--env", action="append", default=[], help="KEY=VALUE for the server (repeatable)"
     )
     parser.add_argument("--checkout", help="serve the code of this checkout (before/after runs)")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (serve --workers)")
     parser.add_argument("--seed", type=int, default=11)
     return parser.parse_args(argv)
 
@@ -102,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
 
     key = api_key_create(project=project, scopes=["read", "write"], name="load").raw_key
     port = free_port()
-    server = start_server(port, args.env, args.checkout)
+    server = start_server(port, args.env, args.checkout, args.workers)
     levels = []
     try:
         url = f"http://127.0.0.1:{port}"
@@ -150,7 +153,9 @@ def store(args: argparse.Namespace, rng: random.Random) -> Any:
     return project
 
 
-def start_server(port: int, env: list[str], checkout: str | None) -> subprocess.Popen[bytes]:
+def start_server(
+    port: int, env: list[str], checkout: str | None, workers: int = 1
+) -> subprocess.Popen[bytes]:
     """`manage.py serve` as a user starts it (daphne), without the background worker, from
     `checkout` (its code first on the path) or this one."""
     from django.conf import settings
@@ -161,7 +166,7 @@ def start_server(port: int, env: list[str], checkout: str | None) -> subprocess.
     root = Path(checkout).resolve() if checkout else Path(__file__).resolve().parent.parent
     environment["PYTHONPATH"] = str(root)
     command = [sys.executable, str(root / "manage.py"), "serve", "--no-worker", "--no-migrate"]
-    command += ["--port", str(port)]
+    command += ["--port", str(port)] + (["--workers", str(workers)] if workers > 1 else [])
     return subprocess.Popen(command, env=environment, cwd=root, stderr=subprocess.DEVNULL)
 
 
@@ -275,7 +280,7 @@ def cpu_seconds() -> dict[str, float]:
         seconds = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
         if name.startswith("postgres"):
             totals["postgres"] += seconds
-        elif " serve " in f"{cmdline} " and int(entry.name) != me:
+        elif (" serve " in f"{cmdline} " or "daphne --fd" in cmdline) and int(entry.name) != me:
             totals["server"] += seconds
     return totals
 

@@ -33,6 +33,7 @@ def setup(db_name: str) -> tuple[str, dict[str, str]]:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryplatform.settings")
     os.environ.setdefault("MEMORY_EMBEDDED_DB_NAME", db_name)
     os.environ.setdefault("MEMORY_LOG_LEVEL", "WARNING")
+    os.environ.setdefault("MEMORY_ROW_LEVEL_SECURITY", "false")  # as benchmarks/common.py
     import django
     from django.core.management import call_command
 

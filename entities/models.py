@@ -78,6 +78,7 @@ class Entity(models.Model):
 
     class Meta:
         ordering = ["name", "id"]
+        verbose_name = "entity"
         verbose_name_plural = "entities"
         constraints = [
             models.UniqueConstraint(
@@ -177,6 +178,7 @@ class EntityMemory(models.Model):
 
     class Meta:
         ordering = ["-relevance", "created_at", "id"]
+        verbose_name = "entity memory"
         verbose_name_plural = "entity memories"
         constraints = [
             models.UniqueConstraint(

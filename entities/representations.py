@@ -169,4 +169,6 @@ def memory_graph_body(graph: MemoryGraph) -> dict[str, Any]:
         "center": str(graph.center.pk),
         "nodes": MemoryNodeSerializer(graph.nodes, many=True).data,
         "edges": MemoryEdgeSerializer(graph.edges, many=True).data,
+        "strategy": graph.strategy,
+        "truncated": graph.truncated,  # the time budget ended the walk early
     }

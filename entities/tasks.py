@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from entities.services.memory_graph import memory_graph_extract
+from memoryplatform.lib.rls import project_scope
 from tenants.models import Project
 
 
 def extract_memory_graph(project_id: int, memory_id: str) -> int:
     """Extract entities and relations from one memory; returns how many relations it touched."""
     project = Project.objects.get(pk=project_id)
-    changes = memory_graph_extract(project=project, memory_id=memory_id)
+    with project_scope(project.pk):  # row-level security: this project's rows only
+        changes = memory_graph_extract(project=project, memory_id=memory_id)
     return len(changes.relations) + len(changes.closed) if changes else 0

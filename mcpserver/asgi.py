@@ -25,9 +25,11 @@ from starlette.authentication import AuthCredentials
 
 from mcpserver.auth import bound_api_key
 from memoryplatform.lib.db_threads import database_call
+from tenants import streams
 from tenants.auth import raw_key_from_headers
 from tenants.models import ApiKey
 from tenants.services import api_key_verify
+from tenants.streams import stream_slot
 
 logger = logging.getLogger(__name__)
 
@@ -121,6 +123,18 @@ class McpHttpApp:
             return
         scope["auth"], scope["user"] = _principal(api_key)
         await self.start()
+        if scope["method"] != "GET" or scope["path"].startswith(MESSAGES_PATH.rstrip("/")):
+            await self.serve(scope, receive, send, api_key)
+            return
+        async with stream_slot(api_key) as slot:  # a stream: under the key's cap of streams
+            if slot is None:
+                retry = {"retry-after": str(streams.RETRY_AFTER_SECONDS)}
+                message = streams.refusal_message(api_key)
+                await _error(send, 429, "too_many_streams", message, **retry)
+                return
+            await self.serve(scope, receive, send, api_key)
+
+    async def serve(self, scope: Scope, receive: Any, send: Any, api_key: ApiKey) -> None:
         with bound_api_key(api_key):
             if scope["path"].startswith(STREAMABLE_PATH):
                 scope["path"] = STREAMABLE_PATH

@@ -15,7 +15,7 @@ from typing import Any
 from mcp_types import ToolAnnotations
 
 from mcpserver.schemas import DESTRUCTIVE, IDEMPOTENT_WRITE, READ_ONLY, WRITE
-from mcpserver.tools import compat, graph, intelligence, kg, lifecycle, memory, search
+from mcpserver.tools import compat, documents, graph, intelligence, kg, lifecycle, memory, search
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,9 @@ def _lifecycle(names: dict[str, str]) -> list[ToolSpec]:
         "memory_consolidate": WRITE,
         "memory_decay_status": READ_ONLY,
         "memory_preserve": IDEMPOTENT_WRITE,
+        "memory_decay_control": IDEMPOTENT_WRITE,
+        "memory_set_decay_rate": IDEMPOTENT_WRITE,
+        "memory_decompress": IDEMPOTENT_WRITE,
     }
     return [ToolSpec(name, getattr(lifecycle, fn), kinds[fn]) for name, fn in names.items()]
 
@@ -73,6 +76,9 @@ def standard() -> list[ToolSpec]:
         ToolSpec("relation_delete", graph.relation_delete, DESTRUCTIVE),
         ToolSpec("entity_graph", graph.entity_graph, READ_ONLY),
         ToolSpec("tool_feedback", memory.tool_feedback, WRITE),
+        ToolSpec("document_add", documents.document_add, WRITE),
+        ToolSpec("document_list", documents.document_list_tool, READ_ONLY),
+        ToolSpec("document_search", documents.document_search, READ_ONLY),
     ]
 
 
@@ -116,6 +122,13 @@ def aimemory() -> list[ToolSpec]:
     return [
         *standard(),
         ToolSpec("memory_graph_analysis", graph.memory_graph_analysis, READ_ONLY),
+        *_lifecycle(
+            {
+                "memory_decay_control": "memory_decay_control",
+                "memory_set_decay_rate": "memory_set_decay_rate",
+                "memory_decompress": "memory_decompress",
+            }
+        ),
         ToolSpec(
             "memory_graph_search",
             graph.memory_traverse,

@@ -42,6 +42,10 @@ class MemoryOut(TypedDict):
     last_accessed_at: str | None
     state: str
     decay_score: float
+    decay_rate: float | None
+    utility_score: float
+    verified_at: str | None
+    compressed: bool
     pinned: bool
     expires_at: str | None
     version: int

@@ -51,6 +51,8 @@ TYPE_IMPORTANCE = {
 
 
 PERMANENT_IMPORTANCE = 0.8
+# A memory's own decay rate is per day: at 1.0 its score loses 63% a day without access.
+MAX_DECAY_RATE = 1.0
 
 
 def default_importance(memory_type: str) -> float:
@@ -134,6 +136,15 @@ class Memory(models.Model):
 
     state = models.CharField(max_length=10, choices=MemoryState.choices, default=MemoryState.ACTIVE)
     decay_score = models.FloatField(default=1.0)
+    # this memory's own decay rate per day (None: the project's, MEMORY_DECAY_RATE)
+    decay_rate = models.FloatField(null=True, blank=True)
+    # the text was replaced by a summary when it was archived; the full text waits in
+    # MemoryArchive and comes back when the memory leaves the archived state (lifecycle.py)
+    compressed = models.BooleanField(default=False, db_default=False)
+    # how useful the memory is judged to be (Memento's evaluator, services/utility.py): 0.5
+    # until assessed; `verified_at` is when it last was
+    utility_score = models.FloatField(default=0.5, db_default=0.5)
+    verified_at = models.DateTimeField(null=True, blank=True)
     pinned = models.BooleanField(default=False)
     expires_at = models.DateTimeField(null=True, blank=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
@@ -157,6 +168,8 @@ class Memory(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        verbose_name = "memory"
+        verbose_name_plural = "memories"
         indexes = [
             models.Index(fields=["project", "-created_at", "-id"], name="memory_project_created"),
             models.Index(fields=["project", "user_id"], name="memory_project_user"),
@@ -236,6 +249,12 @@ class Memory(models.Model):
             _unit_interval("confidence"),
             _unit_interval("importance"),
             _unit_interval("decay_score"),
+            _unit_interval("utility_score"),
+            models.CheckConstraint(
+                condition=Q(decay_rate__isnull=True)
+                | (Q(decay_rate__gte=0.0) & Q(decay_rate__lte=MAX_DECAY_RATE)),
+                name="memory_decay_rate_in_range",
+            ),
             # Exact duplicates: one live memory per content within a project and scope.
             models.UniqueConstraint(
                 fields=["project", "content_hash", "user_id", "agent_id", "run_id"],
@@ -282,6 +301,7 @@ class MemoryHistory(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+        verbose_name = "memory history entry"
         verbose_name_plural = "memory history"
         indexes = [
             models.Index(fields=["project", "memory", "created_at"], name="history_memory_time"),
@@ -333,6 +353,10 @@ class MemoryLink(models.Model):
             models.CheckConstraint(
                 condition=Q(strength__gte=0.0) & Q(strength__lte=1.0),
                 name="memorylink_strength_in_unit_interval",
+            ),
+            # the link vocabulary is a database invariant, not only the service's check
+            models.CheckConstraint(
+                condition=Q(link_type__in=LinkType.values), name="memorylink_type_known"
             ),
         ]
         indexes = [models.Index(fields=["project", "to_memory"], name="memorylink_project_to")]
@@ -404,9 +428,54 @@ class MaintenanceState(models.Model):
     last_consolidation_at = models.DateTimeField(null=True, blank=True)
     last_decay_at = models.DateTimeField(null=True, blank=True)
     last_prune_at = models.DateTimeField(null=True, blank=True)
+    # set while the scheduled decay job is paused for this project (a safety valve)
+    decay_paused_at = models.DateTimeField(null=True, blank=True)
+    decay_paused_by = models.CharField(max_length=255, blank=True, default="", db_default="")
 
     def __str__(self) -> str:
         return f"maintenance of {self.project_id}"
+
+
+class MemoryArchive(models.Model):
+    """The full text of a memory whose content was compressed to a summary when it was
+    archived. The summary stays in the memory (searchable by keyword; the embedding is still
+    the full text's); restoring puts this text back, byte for byte."""
+
+    memory = models.OneToOneField(
+        Memory, on_delete=models.CASCADE, primary_key=True, related_name="archive"
+    )
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    content = models.TextField()
+    token_count = models.PositiveIntegerField(default=0)
+    summary_hash = models.CharField(max_length=64)  # the summary it was replaced by
+    compressed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "memory archive"
+        verbose_name_plural = "memory archives"
+
+    def __str__(self) -> str:
+        return f"archive of {self.memory_id}"
+
+
+class MemoryFeedback(models.Model):
+    """An agent's verdict on one memory a tool returned: did it help? One input of the
+    memory's utility score."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="feedback")
+    helpful = models.BooleanField()
+    tool_name = models.CharField(max_length=100, blank=True, default="")
+    actor = models.CharField(max_length=255, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "memory feedback"
+        verbose_name_plural = "memory feedback"
+        indexes = [models.Index(fields=["project", "memory"], name="memoryfeedback_memory")]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id}: {'helpful' if self.helpful else 'not helpful'}"
 
 
 class EmbeddingSpace(models.Model):

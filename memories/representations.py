@@ -11,6 +11,8 @@ from rest_framework import serializers
 from memories.models import Memory, MemoryHistory, MemoryLink
 from memories.selectors.filters import effective_confidence_of
 from memories.selectors.search import SearchResult
+from memories.selectors.search.sources import SourceHit, SourcesResult, rendered_sources
+from memories.selectors.search_types import SearchQuery
 
 
 class MemorySerializer(serializers.ModelSerializer):
@@ -40,6 +42,10 @@ class MemorySerializer(serializers.ModelSerializer):
             "last_accessed_at",
             "state",
             "decay_score",
+            "decay_rate",
+            "utility_score",
+            "verified_at",
+            "compressed",
             "pinned",
             "expires_at",
             "deleted_at",
@@ -84,6 +90,10 @@ class MemorySerializer(serializers.ModelSerializer):
             "last_accessed_at": _datetime(memory.last_accessed_at),
             "state": memory.state,
             "decay_score": float(memory.decay_score),
+            "decay_rate": None if memory.decay_rate is None else float(memory.decay_rate),
+            "utility_score": float(memory.utility_score),
+            "verified_at": _datetime(memory.verified_at),
+            "compressed": bool(memory.compressed),
             "pinned": bool(memory.pinned),
             "expires_at": _datetime(memory.expires_at),
             "deleted_at": _datetime(memory.deleted_at),
@@ -175,6 +185,38 @@ def search_body(result: SearchResult) -> dict[str, Any]:
     return {
         "results": ScoreSerializer(results, many=True).data,
         "count": len(results),
+        "mode": result.mode,
+        "limit": result.limit,
+        "offset": result.offset,
+        "token_budget": result.token_budget,
+        "tokens": result.tokens,
+        "budget_exhausted": result.budget_exhausted,
+    }
+
+
+def sources_body(*, project: Any, query: SearchQuery, result: SourcesResult) -> dict[str, Any]:
+    """A search across sources: each result says its `kind` ("memory", or the one its
+    source renders, "document"); memories have the shape of `search_body`'s results."""
+    rendered = rendered_sources(project=project, query=query, hits=result.hits)
+    memories = [hit for hit in result.hits if not isinstance(hit, SourceHit)]
+    only_memories = SearchResult(
+        hits=memories,  # type: ignore[arg-type]
+        mode=result.mode,
+        limit=result.limit,
+        offset=result.offset,
+        token_budget=None,
+        tokens=0,
+        budget_exhausted=False,
+    )
+    memory_bodies = iter(search_body(only_memories)["results"])
+    results = [
+        rendered[i] if i in rendered else {"kind": "memory", **next(memory_bodies)}
+        for i in range(len(result.hits))
+    ]
+    return {
+        "results": results,
+        "count": len(results),
+        "sources": result.sources,
         "mode": result.mode,
         "limit": result.limit,
         "offset": result.offset,

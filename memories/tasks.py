@@ -5,11 +5,13 @@ services run synchronously from the management commands."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from django.db import transaction
 
 from memoryplatform.lib.actor import job
+from memoryplatform.lib.rls import all_projects, project_scope
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -34,18 +36,34 @@ def enqueue(func: str, *args: Any, **kwargs: Any) -> None:
     transaction.on_commit(lambda: async_task(func, *args, **kwargs))
 
 
-def _projects(project_id: int | None) -> list[Project]:
+def _projects(project_id: int | None) -> Iterator[Project]:
+    """Each project (or the one named) in turn, the database scoped to it (row-level security)
+    while the caller works on it: a job sees one project at a time."""
     projects = Project.objects.all()
-    return list(projects.filter(pk=project_id) if project_id is not None else projects)
+    for project in list(projects.filter(pk=project_id) if project_id is not None else projects):
+        with project_scope(project.pk):
+            yield project
 
 
 def run_decay(project_id: int | None = None) -> dict[str, Any]:
+    """The hourly run; a project whose decay is paused is left as it is."""
     from memories.services.lifecycle import memories_decay
 
     return {
-        p.slug: memories_decay(project=p, actor=job("decay")).as_dict()
+        p.slug: memories_decay(project=p, actor=job("decay"), scheduled=True).as_dict()
         for p in _projects(project_id)
     }
+
+
+def score_utility(project_id: int, memory_ids: list[str]) -> dict[str, Any]:
+    """Enqueued when memories are stored or their content changes: their utility scores."""
+    from memories.services.utility import memories_score_utility
+
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        return {}
+    with project_scope(project.pk):
+        return memories_score_utility(project=project, memory_ids=memory_ids).as_dict()
 
 
 def run_prune(project_id: int | None = None) -> dict[str, Any]:
@@ -84,11 +102,13 @@ def index_vectors() -> dict[str, Any]:
     """Enqueued after each bulk write that deferred its vectors: put them in the HNSW graph."""
     from memories.services.vector_index import index_pending_vectors
 
-    return index_pending_vectors().as_dict()
+    with all_projects("job: index deferred vectors"):
+        return index_pending_vectors().as_dict()
 
 
 def vector_index_health() -> dict[str, Any]:
     """The HNSW graph's wear since its build; rebuilt concurrently past the limit."""
     from memories.services.vector_index import vector_index_maintain
 
-    return vector_index_maintain().as_dict()
+    with all_projects("job: vector index health"):
+        return vector_index_maintain().as_dict()

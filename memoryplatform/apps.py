@@ -1,6 +1,20 @@
+from __future__ import annotations
+
 from django.apps import AppConfig
 
 
 class MemoryPlatformConfig(AppConfig):
     name = "memoryplatform"
     verbose_name = "Memory Platform"
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_migrate
+        from django_q.signals import post_execute
+
+        from memoryplatform import checks, metrics  # noqa: F401 (checks: registered on import)
+        from memoryplatform.db.rls import after_migrate
+
+        # every finished background job is timed, in the process that records its result
+        post_execute.connect(metrics.job_finished, dispatch_uid="memoryplatform.job_metrics")
+        # row-level security on every tenant table, new ones included
+        post_migrate.connect(after_migrate, dispatch_uid="memoryplatform.rls")

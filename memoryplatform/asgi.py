@@ -10,14 +10,13 @@ os.environ.setdefault("MEMORY_DB_POOL", "true")  # a request a thread: pooled co
 django.setup(set_prefix=False)
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from mcpserver.asgi import with_mcp  # noqa: E402
 from memories.embeddings import warm_up  # noqa: E402
 from memoryplatform.lib.asgi_http import ThreadedHTTPHandler  # noqa: E402
 from memoryplatform.lib.asgi_limits import RequestBodyLimit  # noqa: E402
-from memoryplatform.routing import websocket_urlpatterns  # noqa: E402
+from memoryplatform.routing import browser_origin_validator, websocket_urlpatterns  # noqa: E402
 
 # MCP (/mcp Streamable HTTP, /sse + /messages/ legacy SSE) is routed by path before Django;
 # every HTTP request's body is capped first (memoryplatform/lib/asgi_limits.py).
@@ -28,7 +27,7 @@ django_and_channels = ProtocolTypeRouter(
             queue_limit=settings.MEMORY_HTTP_QUEUE_LIMIT,
             queue_timeout=settings.MEMORY_HTTP_QUEUE_TIMEOUT,
         ),
-        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+        "websocket": browser_origin_validator(URLRouter(websocket_urlpatterns)),
     }
 )
 application = RequestBodyLimit(

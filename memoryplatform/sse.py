@@ -1,45 +1,87 @@
 """Server-Sent Events: `GET /api/v1/events/` streams the caller's project events.
 
 The same events as the websocket feed, for clients that only speak HTTP. A comment line is sent
-every `KEEPALIVE_SECONDS` so proxies keep the connection open.
+every `KEEPALIVE_SECONDS` so proxies keep the connection open. Each event carries its `id:`,
+so a client that reconnects with `Last-Event-ID` (browsers' EventSource do it by themselves)
+first gets the buffered events it missed. Filters as query parameters: `types=a,b`,
+`user_id=`, `agent_id=`, `run_id=`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 
-from memoryplatform.events import project_group
+from memoryplatform import metrics
+from memoryplatform.events import (
+    Event,
+    InvalidSubscription,
+    Subscription,
+    event_json_schema,
+    events_since,
+    project_group,
+)
 from memoryplatform.lib.db_threads import database_call
+from tenants import streams
 from tenants.auth import raw_key_from_headers
-from tenants.services import api_key_verify
+from tenants.services import api_key_still_usable, api_key_verify
+from tenants.streams import StreamSlot
 
 KEEPALIVE_SECONDS = 15.0
+REVOKED = "the API key was revoked or has expired"
 
 
 def _error(status: int, code: str, message: str) -> JsonResponse:
     return JsonResponse({"error": {"code": code, "message": message, "fields": {}}}, status=status)
 
 
-async def _stream(group: str, slug: str) -> AsyncIterator[str]:
+def _frame(event: Event) -> str:
+    head = f"id: {event['id']}\n" if event.get("id") else ""
+    return f"{head}event: {event['type']}\ndata: {json.dumps(event)}\n\n"
+
+
+async def _stream(
+    group: str, slug: str, api_key_id: int, subscription: Subscription, resume_after: int | None
+) -> AsyncIterator[str]:
     layer = get_channel_layer()
     channel = await layer.new_channel()
-    await layer.group_add(group, channel)
+    await layer.group_add(group, channel)  # before the replay: nothing falls between the two
+    checked = time.monotonic()
+    last_sent = 0
     try:
-        yield f"event: subscribed\ndata: {json.dumps({'project': slug})}\n\n"
+        subscribed = {"project": slug, "filters": subscription.as_dict()}
+        yield f"event: subscribed\ndata: {json.dumps(subscribed)}\n\n"
+        if resume_after is not None:
+            project_id = int(group.removeprefix("project-"))
+            for event in await database_call(events_since, project_id, resume_after):
+                last_sent = max(last_sent, event.get("id") or 0)
+                if subscription.wants(event):
+                    yield _frame(event)
         while True:
+            if time.monotonic() - checked >= settings.MEMORY_KEY_RECHECK_SECONDS:
+                if not await database_call(api_key_still_usable, api_key_id):
+                    yield f"event: revoked\ndata: {json.dumps({'reason': REVOKED})}\n\n"
+                    return
+                checked = time.monotonic()
+            wait = min(KEEPALIVE_SECONDS, settings.MEMORY_KEY_RECHECK_SECONDS)
             try:
-                message = await asyncio.wait_for(layer.receive(channel), KEEPALIVE_SECONDS)
+                message = await asyncio.wait_for(layer.receive(channel), wait)
             except TimeoutError:
                 yield ": keepalive\n\n"
                 continue
             event = message.get("event")
-            if event:
-                yield f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
+            event_id = (event or {}).get("id") or 0
+            if not event or (event_id and event_id <= last_sent):
+                continue
+            last_sent = max(last_sent, event_id)
+            if subscription.wants(event):
+                yield _frame(event)
     finally:
         await layer.group_discard(group, channel)
 
@@ -56,10 +98,44 @@ async def events(request: HttpRequest) -> HttpResponse:
         return _error(401, "not_authenticated", "A valid API key is required.")
     if not api_key.has_scope("read"):
         return _error(403, "permission_denied", "This API key lacks the 'read' scope.")
+    try:
+        subscription, resume_after = _subscription(request)
+    except InvalidSubscription as exc:
+        return _error(400, "invalid", str(exc))
+    slot = await StreamSlot.acquire(api_key)
+    if slot is None:  # the key holds its cap of open streams (tenants/streams.py)
+        refused = _error(429, "too_many_streams", streams.refusal_message(api_key))
+        refused["Retry-After"] = str(streams.RETRY_AFTER_SECONDS)
+        return refused
+    stream = slot.holding(
+        _stream(
+            project_group(api_key.project_id),
+            api_key.project.slug,
+            api_key.pk,
+            subscription,
+            resume_after,
+        )
+    )
     response = StreamingHttpResponse(
-        _stream(project_group(api_key.project_id), api_key.project.slug),
+        metrics.counted_stream("sse", stream),
         content_type="text/event-stream",
     )
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response
+
+
+def _subscription(request: HttpRequest) -> tuple[Subscription, int | None]:
+    filters = {k: v for k, v in request.GET.items() if k not in ("api_key", "last_event_id")}
+    last = request.headers.get("Last-Event-ID") or request.GET.get("last_event_id")
+    try:
+        resume_after = int(last) if last else None
+    except ValueError:
+        raise InvalidSubscription("Last-Event-ID must be an event id (an integer)") from None
+    return Subscription.of(**filters), resume_after
+
+
+def events_schema(request: HttpRequest) -> HttpResponse:
+    """`GET /api/v1/events/schema/`: the JSON Schema of a live-feed event (public: it is the
+    same for every project and holds no data)."""
+    return JsonResponse(event_json_schema())

@@ -1,18 +1,77 @@
+"""Operations endpoints: health probes and Prometheus metrics (docs/operations.md).
+
+- `/health/live`: liveness, the process answers (no dependency is checked);
+- `/health` and `/health/ready`: readiness, every check of memoryplatform/health.py, 503 when
+  one fails; both answer with or without a trailing slash, never with a redirect;
+- `/metrics`: Prometheus text format, for loopback clients (not through a proxy) when
+  MEMORY_METRICS_TOKEN is unset, for a bearer of that token when it is set.
+"""
+
 from __future__ import annotations
 
-from django.db import connection
-from django.http import HttpRequest, JsonResponse
+import hmac
+import ipaddress
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.http import require_safe
+
+from memoryplatform import gauges, health, metrics
 
 
-def health(request: HttpRequest) -> JsonResponse:
-    """Liveness and database readiness, unauthenticated, for load balancers."""
+@require_safe
+def liveness(request: HttpRequest) -> HttpResponse:
+    return _no_store(JsonResponse({"status": "ok"}))
+
+
+@require_safe
+def readiness(request: HttpRequest) -> HttpResponse:
+    """Unauthenticated, for load balancers and orchestrators: 200 ready, 503 not."""
+    ready, body = health.readiness()
+    return _no_store(JsonResponse(body, status=200 if ready else 503))
+
+
+@require_safe
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    refused = _metrics_refusal(request)
+    if refused is not None:
+        return refused
+    body = metrics.render(gauges.collectors())
+    return _no_store(HttpResponse(body, content_type=metrics.CONTENT_TYPE))
+
+
+def _metrics_refusal(request: HttpRequest) -> HttpResponse | None:
+    """None when the caller may read the metrics. They name every project (its slug) and
+    describe the load, so they are not public: a token, when one is set, is required from
+    every address; without one only a client on this host may read them, and a request a
+    proxy forwarded (X-Forwarded-For) is not one, whatever address it arrives from."""
+    token = settings.MEMORY_METRICS_TOKEN
+    if token:
+        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), token):
+            return None
+        response = _error(401, "not_authenticated", "A valid metrics token is required.")
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    if _is_loopback(request.META.get("REMOTE_ADDR", "")) and not request.headers.get(
+        "X-Forwarded-For"
+    ):
+        return None
+    message = "Metrics are served to this host only, or with MEMORY_METRICS_TOKEN."
+    return _error(403, "permission_denied", message)
+
+
+def _is_loopback(address: str) -> bool:
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        database = "ok"
-    except Exception as exc:  # report, never crash the probe
-        database = f"error: {exc.__class__.__name__}"
-    status = 200 if database == "ok" else 503
-    return JsonResponse(
-        {"status": "ok" if status == 200 else "degraded", "database": database}, status=status
-    )
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+def _error(status: int, code: str, message: str) -> JsonResponse:
+    return JsonResponse({"error": {"code": code, "message": message, "fields": {}}}, status=status)
+
+
+def _no_store(response: HttpResponse) -> HttpResponse:
+    response["Cache-Control"] = "no-store"
+    return response

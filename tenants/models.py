@@ -3,12 +3,41 @@
 from __future__ import annotations
 
 from django.contrib.postgres.fields import ArrayField
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from memoryplatform.lib.rates import parse_rate
+
 SCOPES = ("read", "write", "admin")
+# Kinds of request with a rate limit each (tenants/throttling.py), and what `Project.limits`
+# may set: one of them -> a rate ("600/min", "none"), or "streams" -> open streams per key.
+RATE_SCOPES = ("read", "search", "write", "admin")
+
+
+def validate_limits(value: object) -> None:
+    """A project's `limits`: {"search": "100/min", "streams": 5, ...}; null: the default."""
+    if not isinstance(value, dict):
+        raise ValidationError("limits must be a JSON object")
+    errors = []
+    for name, given in value.items():
+        if name == "streams":
+            if given is not None and (type(given) is not int or given < 0):
+                errors.append(f"streams: a whole number >= 0 (0 = no cap), got {given!r}")
+        elif name in RATE_SCOPES:
+            if given is not None and not isinstance(given, str):
+                errors.append(f'{name}: a rate as text ("100/min", "none"), got {given!r}')
+                continue
+            try:
+                parse_rate(given)
+            except ValueError as exc:
+                errors.append(f"{name}: {exc}")
+        else:
+            errors.append(f"{name}: unknown, expected one of {', '.join(RATE_SCOPES)}, streams")
+    if errors:
+        raise ValidationError(errors)
 
 
 class Project(models.Model):
@@ -22,6 +51,14 @@ class Project(models.Model):
     name = models.CharField(max_length=200, blank=True)
     settings = models.JSONField(
         default=dict, blank=True, help_text="Per-project overrides (PII masking, thresholds...)."
+    )
+    limits = models.JSONField(
+        default=dict,
+        blank=True,
+        validators=[validate_limits],
+        help_text="Rate limits and stream cap for this project's keys, over the defaults: "
+        '{"read": "600/min", "search": "100/min", "write": "300/min", "admin": "10/min", '
+        '"streams": 5}; "none" lifts a limit (docs/security.md).',
     )
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -57,6 +94,8 @@ class ApiKey(models.Model):
 
     class Meta:
         ordering = ["project", "created_at"]
+        verbose_name = "API key"
+        verbose_name_plural = "API keys"
         constraints = [
             models.CheckConstraint(
                 condition=Q(scopes__contained_by=list(SCOPES)), name="apikey_scopes_known"

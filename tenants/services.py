@@ -15,6 +15,7 @@ from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound
+from memoryplatform.lib.rls import all_projects, project_scope
 from tenants.models import SCOPES, ApiKey, Project
 
 KEY_PREFIX = "mp_"
@@ -90,12 +91,14 @@ def api_key_verify(raw_key: str) -> ApiKey | None:
     parts = raw_key.split("_")
     if len(parts) < 3 or not raw_key.startswith(KEY_PREFIX):
         return None
-    api_key = _key_with_project(parts[1])
+    with all_projects("api key lookup", routine=True):  # the key is what names the project
+        api_key = _key_with_project(parts[1])
     if api_key is None or not hmac.compare_digest(api_key.key_hash, _hash(raw_key)):
         return None
     if not api_key.is_usable:
         return None
-    _touch(api_key)
+    with project_scope(api_key.project_id):
+        _touch(api_key)
     return api_key
 
 
@@ -154,3 +157,11 @@ def api_key_revoke(*, prefix: str, at: datetime | None = None) -> ApiKey:
         api_key.revoked_at = at or timezone.now()
         api_key.save(update_fields=["revoked_at"])
     return api_key
+
+
+def api_key_still_usable(api_key_id: int) -> bool:
+    """Whether a key checked earlier is still neither revoked nor expired: long-lived
+    connections (websocket, SSE, an MCP stdio process) ask again every
+    MEMORY_KEY_RECHECK_SECONDS and end when the answer is no."""
+    with all_projects("api key recheck", routine=True):
+        return ApiKey.objects.usable().filter(pk=api_key_id).exists()

@@ -21,15 +21,18 @@ ALLOWED = {
     "tenants": set(),
     "memories": {"tenants"},
     "entities": {"tenants", "memories"},
-    "analytics": {"tenants", "memories", "entities"},
-    "mcpserver": {"tenants", "memories", "entities", "analytics"},
+    "documents": {"tenants", "memories", "entities"},
+    "analytics": {"tenants", "memories", "entities", "documents"},
+    "mcpserver": {"tenants", "memories", "entities", "analytics", "documents"},
+    "compat": {"tenants", "memories", "entities", "analytics", "documents"},
 }
-APPS = {"tenants", "memories", "entities", "analytics", "mcpserver"}
+APPS = {"tenants", "memories", "entities", "documents", "analytics", "mcpserver", "compat"}
 
 
-# memoryplatform's infrastructure (helpers, events, the LLM client, the database backend) is
-# the lowest layer with its lib; the rest of it (settings, urls, asgi...) composes the apps
-INFRASTRUCTURE = {"lib", "events", "llm", "db"}
+# memoryplatform's infrastructure (helpers, events, the LLM client, the database backend,
+# metrics) is the lowest layer with its lib; the rest of it (settings, urls, asgi...)
+# composes the apps
+INFRASTRUCTURE = {"lib", "events", "event_log", "models", "migrations", "llm", "db", "metrics"}
 
 
 def _layer(module: str) -> str | None:

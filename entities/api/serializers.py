@@ -22,6 +22,7 @@ from entities.representations import (  # noqa: F401 (the REST layer's output sh
 from entities.services.entities import EntitySpec
 from entities.services.relations import NamedRelation, RelationSpec
 from memoryplatform.lib.fields import (
+    MAX_PAGE_OFFSET,
     CommaListField,
     StrictCharField,
     StrictFloatField,
@@ -40,7 +41,9 @@ class QueryBooleanField(serializers.BooleanField):
 
 class PageQuerySerializer(serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, required=False)
-    offset = serializers.IntegerField(min_value=0, required=False, default=0)
+    offset = serializers.IntegerField(
+        min_value=0, max_value=MAX_PAGE_OFFSET, required=False, default=0
+    )
 
     def validate_limit(self, value: int) -> int:
         if value > settings.MEMORY_MAX_PAGE_SIZE:
@@ -185,6 +188,13 @@ class EntityGraphQuerySerializer(TraversalQuerySerializer):
 class MemoryTraverseQuerySerializer(TraversalQuerySerializer):
     depth = serializers.IntegerField(min_value=0, max_value=5, default=2)
     link_type = CommaListField(child=StrictCharField(), required=False, default=list)
+    strategy = serializers.ChoiceField(choices=["bfs", "dfs"], default="bfs")
+    time_budget_ms = serializers.IntegerField(
+        min_value=1, max_value=60_000, required=False, allow_null=True, default=None
+    )
+    memory_type = CommaListField(child=StrictCharField(), required=False, default=list)
+    tags = CommaListField(child=StrictCharField(), required=False, default=list)
+    include_parent_links = QueryBooleanField(default=False)
 
 
 class ExportQuerySerializer(serializers.Serializer):

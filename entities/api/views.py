@@ -62,6 +62,7 @@ from entities.services.relations import (
     relations_delete_by_name,
 )
 from memories.representations import MemorySerializer
+from memoryplatform.lib.schema import error_response, page_of, path_ids
 from tenants.views import ProjectScopedMixin
 
 
@@ -69,8 +70,15 @@ def _page_size(query: dict[str, Any]) -> int:
     return query.get("limit") or settings.MEMORY_DEFAULT_PAGE_SIZE
 
 
+_ENTITY_UPDATED = {
+    200: EntityDetailSerializer,
+    409: error_response("Another entity of the project has that name and type."),
+}
+
+
+@path_ids(id="int")
 class EntityViewSet(ProjectScopedMixin, viewsets.ViewSet):
-    @extend_schema(parameters=[EntityListQuerySerializer], responses=EntitySerializer(many=True))
+    @extend_schema(parameters=[EntityListQuerySerializer], responses=page_of(EntitySerializer))
     def list(self, request: Request) -> Response:
         query = self.validated(EntityListQuerySerializer, request.query_params)
         page = entity_list(
@@ -101,13 +109,13 @@ class EntityViewSet(ProjectScopedMixin, viewsets.ViewSet):
         relations = entity_relations(project=self.project, entity=entity)
         return Response(EntityDetailSerializer(entity, context={"relations": relations}).data)
 
-    @extend_schema(request=EntityUpdateSerializer, responses=EntityDetailSerializer)
+    @extend_schema(request=EntityUpdateSerializer, responses=_ENTITY_UPDATED)
     def partial_update(self, request: Request, pk: str) -> Response:
         changes = self.validated(EntityUpdateSerializer, request.data)
         entity_update(project=self.project, entity_id=pk, changes=changes)
         return self.retrieve(request, pk)
 
-    @extend_schema(request=EntityUpdateSerializer, responses=EntityDetailSerializer)
+    @extend_schema(request=EntityUpdateSerializer, responses=_ENTITY_UPDATED)
     def update(self, request: Request, pk: str) -> Response:
         return self.partial_update(request, pk)
 
@@ -142,7 +150,9 @@ class EntityViewSet(ProjectScopedMixin, viewsets.ViewSet):
         )
         return Response(subgraph_body(subgraph, include_memories=query["include_memories"]))
 
-    @extend_schema(parameters=[PageQuerySerializer], responses=MemorySerializer(many=True))
+    @extend_schema(
+        parameters=[PageQuerySerializer], responses=page_of(MemorySerializer, "EntityMemory")
+    )
     @action(detail=True, methods=["get"])
     def memories(self, request: Request, pk: str) -> Response:
         query = self.validated(PageQuerySerializer, request.query_params)
@@ -159,9 +169,11 @@ class EntityViewSet(ProjectScopedMixin, viewsets.ViewSet):
         )
 
 
+@path_ids(id="int")
 class RelationViewSet(ProjectScopedMixin, viewsets.ViewSet):
     @extend_schema(
-        parameters=[RelationListQuerySerializer], responses=RelationSerializer(many=True)
+        parameters=[RelationListQuerySerializer],
+        responses={200: page_of(RelationSerializer), 404: error_response("No such entity.")},
     )
     def list(self, request: Request) -> Response:
         query = self.validated(RelationListQuerySerializer, request.query_params)
@@ -186,7 +198,11 @@ class RelationViewSet(ProjectScopedMixin, viewsets.ViewSet):
 
     @extend_schema(
         request=RelationCreateSerializer,
-        responses={201: RelationSerializer, 200: RelationSerializer},
+        responses={
+            201: RelationSerializer,
+            200: RelationSerializer,
+            404: error_response("No entity with `source_id` or `target_id`."),
+        },
         description="Create a relation between entities given by id (`source_id`, "
         "`target_id`) or by name (`source`, `target`; unknown names create `unknown` "
         "entities). The same open (source, target, type) is updated (200), not duplicated.",
@@ -297,6 +313,7 @@ class GraphExportView(ProjectScopedMixin, APIView):
         return Response(graph_export(project=self.project, **options))
 
 
+@path_ids(memory_pk="uuid")
 class MemoryGraphViewSet(ProjectScopedMixin, viewsets.ViewSet):
     """Walks over memory-to-memory links, and the entities of a memory."""
 
@@ -311,6 +328,11 @@ class MemoryGraphViewSet(ProjectScopedMixin, viewsets.ViewSet):
             direction=query["direction"],
             min_strength=query["min_strength"],
             max_nodes=query["max_nodes"],
+            strategy=query["strategy"],
+            time_budget_ms=query["time_budget_ms"],
+            memory_types=query["memory_type"] or None,
+            tags=query["tags"] or None,
+            include_parent_links=query["include_parent_links"],
         )
         return Response(memory_graph_body(graph))
 

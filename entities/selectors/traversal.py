@@ -1,4 +1,5 @@
-"""Graph walks as PostgreSQL recursive CTEs: entities over relations, memories over links.
+"""Graph walks as PostgreSQL recursive CTEs: entities over relations (memories over links
+are walked by memories.selectors.traversal, re-exported below).
 
 The walk is a level-by-level BFS: each step of the recursion carries the whole frontier and
 the visited set as arrays, so a node is expanded once however many paths reach it (cycle-safe,
@@ -10,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
-from uuid import UUID
 
 from django.db import connection
 from django.db.models import F, Q, Window
@@ -19,8 +19,20 @@ from django.utils import timezone
 
 from entities.models import Entity, EntityMemory, Relation
 from entities.selectors.entities import entity_get
-from memories.models import Memory, MemoryLink
-from memories.selectors.memories import memories_by_id, memory_get
+from memories.models import Memory
+from memories.selectors.memories import memories_by_id
+from memories.selectors.traversal import (
+    CAUSAL_LINK_TYPES as CAUSAL_LINK_TYPES,
+)
+from memories.selectors.traversal import (
+    MemoryGraph as MemoryGraph,
+)
+from memories.selectors.traversal import (
+    memory_causal_chain as memory_causal_chain,
+)
+from memories.selectors.traversal import (
+    memory_traverse as memory_traverse,
+)
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
 
@@ -28,7 +40,6 @@ Direction = Literal["out", "in", "both"]
 DIRECTIONS = ("out", "in", "both")
 MAX_DEPTH = 5
 MAX_NODES = 1000
-CAUSAL_LINK_TYPES = ("caused_by", "causes", "resolved_by")
 
 
 @dataclass(frozen=True)
@@ -49,14 +60,6 @@ _ENTITY_WALK = _Walk(
     target="target_id",
     kind="relation_type",
     id_type="bigint",
-)
-_MEMORY_WALK = _Walk(
-    edge_table=MemoryLink._meta.db_table,
-    source="from_memory_id",
-    target="to_memory_id",
-    kind="link_type",
-    id_type="uuid",
-    node_join=f"JOIN {Memory._meta.db_table} m ON m.id = x.id AND m.deleted_at IS NULL",
 )
 
 
@@ -303,65 +306,5 @@ def entity_top_memories(
 
 
 # --- memories --------------------------------------------------------------------------------
-
-
-@dataclass
-class MemoryGraph:
-    center: Memory
-    nodes: list[Memory]  # each carries `.depth`
-    edges: list[MemoryLink]
-
-
-def memory_traverse(
-    *,
-    project: Project,
-    memory_id: UUID | str,
-    depth: int = 2,
-    link_types: list[str] | None = None,
-    direction: Direction = "both",
-    min_strength: float = 0.0,
-    max_nodes: int = 100,
-) -> MemoryGraph:
-    """Memories reachable over typed links (seed `memory_traverse`), live ones only."""
-    check_walk(depth=depth, max_nodes=max_nodes, direction=direction)
-    center = memory_get(project=project, memory_id=memory_id)
-    edge_filter = "e.project_id = %(project)s AND e.strength >= %(min_strength)s"
-    if link_types:
-        edge_filter += " AND e.link_type = ANY(%(types)s)"
-    params = {
-        "project": project.pk,
-        "min_strength": min_strength,
-        "types": list(link_types or []),
-        "start": center.pk,
-        "depth": depth,
-        "max_nodes": max_nodes,
-    }
-    reach = _bfs(_MEMORY_WALK, direction=direction, edge_filter=edge_filter, params=params)
-    nodes = list(memories_by_id(project=project, ids=reach).values())
-    for node in nodes:
-        node.depth = reach[node.pk]  # type: ignore[attr-defined]
-    nodes.sort(key=lambda node: (node.depth, -node.created_at.timestamp()))  # type: ignore[attr-defined]
-    edges = MemoryLink.objects.filter(
-        project=project,
-        from_memory_id__in=reach,
-        to_memory_id__in=reach,
-        strength__gte=min_strength,
-    )
-    if link_types:
-        edges = edges.filter(link_type__in=link_types)
-    return MemoryGraph(center, nodes, list(edges.order_by("-strength", "created_at")))
-
-
-def memory_causal_chain(
-    *, project: Project, memory_id: UUID | str, depth: int = 3, max_nodes: int = 100
-) -> MemoryGraph:
-    """Causes and resolutions around a memory, typically an `error` (Memento `graph_explore`):
-    the walk follows only caused_by / causes / resolved_by links, both ways."""
-    return memory_traverse(
-        project=project,
-        memory_id=memory_id,
-        depth=depth,
-        link_types=list(CAUSAL_LINK_TYPES),
-        direction="both",
-        max_nodes=max_nodes,
-    )
+# Walks over memory links live in the memory store (memories.selectors.traversal); they are
+# re-exported here, where the graph's REST views and MCP tools have always found them.

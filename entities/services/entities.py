@@ -19,6 +19,7 @@ from django.utils import timezone
 from entities.models import Entity, EntityType
 from memories.services.content import check_metadata
 from memories.services.embedding import embed_or_none
+from memories.services.pii import scrub_for_storage
 from memoryplatform.events import emit
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, check_choice
@@ -98,13 +99,19 @@ class EntitySpec:
     aliases: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
 
-    def cleaned(self) -> EntitySpec:
+    def cleaned(self, *, project: Project) -> EntitySpec:
+        """Checked, and PII-masked as the project asks (before it is matched or stored)."""
+        texts = scrub_for_storage(
+            project=project,
+            values={
+                "name": check_name(self.name),
+                "description": self.description if isinstance(self.description, str) else "",
+                "aliases": check_aliases(self.aliases or []),
+                "metadata": check_metadata(self.metadata or {}),
+            },
+        )
         return EntitySpec(
-            name=check_name(self.name),
-            entity_type=check_entity_type(self.entity_type or EntityType.UNKNOWN),
-            description=self.description if isinstance(self.description, str) else "",
-            aliases=check_aliases(self.aliases or []),
-            metadata=check_metadata(self.metadata or {}),
+            entity_type=check_entity_type(self.entity_type or EntityType.UNKNOWN), **texts
         )
 
 
@@ -145,7 +152,7 @@ def _insert(project: Project, spec: EntitySpec, embedding: list[float] | None) -
 @transaction.atomic
 def entity_create(*, project: Project, spec: EntitySpec) -> tuple[Entity, bool]:
     """Create one entity with its embedding; the same (name, type) returns the existing one."""
-    spec = spec.cleaned()
+    spec = spec.cleaned(project=project)
     existing = (
         Entity.objects.for_project(project)
         .filter(normalized_name=normalize_name(spec.name), entity_type=spec.entity_type)
@@ -249,7 +256,7 @@ def entities_resolve(*, project: Project, specs: list[EntitySpec]) -> list[Entit
     of statements whatever the number of specs (see `entities.services.resolution`)."""
     from entities.services.resolution import entities_resolve_groups  # builds on this module
 
-    cleaned = [spec.cleaned() for spec in specs]
+    cleaned = [spec.cleaned(project=project) for spec in specs]
     return entities_resolve_groups(project=project, groups=[cleaned])[0]
 
 
@@ -291,8 +298,9 @@ def entity_update(*, project: Project, entity_id: int | str, changes: dict[str, 
         "metadata": check_metadata,
         "description": lambda value: value if isinstance(value, str) else "",
     }
-    for name, value in changes.items():
-        setattr(entity, name, checks[name](value))
+    checked = {name: checks[name](value) for name, value in changes.items()}
+    for name, value in scrub_for_storage(project=project, values=checked).items():
+        setattr(entity, name, value)
     entity.normalized_name = normalize_name(entity.name)
     entity.lookup_keys = _keys(entity.name, entity.aliases)
     if {"name", "description"} & set(changes):

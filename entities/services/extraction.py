@@ -14,6 +14,7 @@ from typing import Any
 
 from entities.models import EntityType
 from memoryplatform.lib.errors import ProviderError
+from memoryplatform.llm import DATA_RULE, answer_bool, data_block
 
 logger = logging.getLogger(__name__)
 
@@ -189,7 +190,11 @@ class _Collector:
         return [ExtractedEntity(self.names[key], self.types[key]) for key in self.names]
 
 
+_MASKED = re.compile(r"\[REDACTED_[A-Z0-9_]{1,40}\]")  # what PII masking left: not a name
+
+
 def extract_offline(text: str) -> Extraction:
+    text = _MASKED.sub(" ", text)
     collector = _Collector()
     relations: list[ExtractedRelation] = []
     claimed: list[tuple[int, int]] = []
@@ -304,15 +309,17 @@ SYSTEM_PROMPT = (
     "names, then call extract_relations with the relationships the text states between them, "
     "in active voice snake_case (works_at, manages, reports_to, collaborates_with, uses, "
     "implements, depends_on, related_to, located_in, part_of, created_by). Mark a "
-    "relationship retracted when the text says it ended. Do not invent facts."
+    "relationship retracted when the text says it ended. Do not invent facts. The memory is "
+    "a JSON string in a <<<MEMORY block.\n\n" + DATA_RULE
 )
+MAX_LLM_ITEMS = 50  # entities, and relations, kept from one answer
 
 
 def extract_with_llm(llm: Any, text: str) -> Extraction:
     """Raises ProviderError when the LLM fails; the caller falls back to offline."""
     calls = llm.call_tools(
         system=SYSTEM_PROMPT,
-        user=text,
+        user=data_block("MEMORY", text),
         tools=[EXTRACT_ENTITIES_TOOL, EXTRACT_RELATIONS_TOOL],
         tool_choice="auto",
     )
@@ -322,6 +329,8 @@ def extract_with_llm(llm: Any, text: str) -> Extraction:
             extraction.entities += _llm_entities(call.arguments.get("entities"))
         elif call.name == "extract_relations":
             extraction.relations += _llm_relations(call.arguments.get("relations"))
+    extraction.entities = extraction.entities[:MAX_LLM_ITEMS]
+    extraction.relations = extraction.relations[:MAX_LLM_ITEMS]
     return extraction
 
 
@@ -354,7 +363,9 @@ def _llm_relations(items: Any) -> list[ExtractedRelation]:
         relation = re.sub(r"[^a-z0-9_]+", "_", _text(item.get("relation")).casefold()).strip("_")
         if source and target and relation and source.casefold() != target.casefold():
             out.append(
-                ExtractedRelation(source, relation[:100], target, item.get("retracted") is True)
+                ExtractedRelation(
+                    source, relation[:100], target, answer_bool(item.get("retracted"))
+                )
             )
     return out
 

@@ -11,7 +11,7 @@ from entities.services.relations import (
     RelationResult,
     relations_create_by_name,
 )
-from memoryplatform.lib.errors import InvalidInput
+from memoryplatform.lib.errors import InvalidInput, check_count
 from tenants.models import Project
 
 
@@ -22,9 +22,11 @@ def graph_bulk_create(
     """Entities and relations in one transaction (MCP `create_entities` + `create_relations`).
     Entities are deduplicated by name and alias; relations name their entities, and a name
     matching no entity creates one typed `unknown`."""
+    check_count("entities", entities)
+    check_count("relations", relations)
     for index, spec in enumerate(entities):
         try:
-            entities[index] = spec.cleaned()
+            entities[index] = spec.cleaned(project=project)
         except InvalidInput as exc:
             fields = {f"entities.{index}.{key}": value for key, value in exc.fields.items()}
             raise InvalidInput(exc.message, fields=fields) from exc

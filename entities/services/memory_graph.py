@@ -24,7 +24,8 @@ from entities.services.extraction import Extraction, extract
 from entities.services.relations import RelationSpec, check_relation_type
 from entities.services.relations_bulk import RelationMention, relations_reinforce_bulk
 from entities.services.resolution import entities_resolve_groups
-from memories.models import Memory
+from memories.models import ContradictionReview, Memory
+from memories.services.contradictions import Verdict, contradiction_record
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
 
@@ -83,7 +84,11 @@ def memories_stored(*, project: Project, stored: list[tuple[Memory, bool, list[s
     names, extract entities and relations from new memories (inline or as a job, per
     settings). Inline, the whole write is one set-wise graph update, memory after memory as
     single writes would do it: the names of a memory, then its extraction."""
-    named = {i: _named_plan(memory, names) for i, (memory, _, names) in enumerate(stored) if names}
+    named = {
+        i: _named_plan(project, memory, names)
+        for i, (memory, _, names) in enumerate(stored)
+        if names
+    }
     new_ids = [memory.pk for memory, created, _names in stored if created]
     extracted = _extract_inline(project, new_ids) if new_ids else {}
     plans: list[_Plan] = []
@@ -94,10 +99,10 @@ def memories_stored(*, project: Project, stored: list[tuple[Memory, bool, list[s
         _apply_stored(project, plans)
 
 
-def _named_plan(memory: Memory, names: list[str]) -> _Plan:
+def _named_plan(project: Project, memory: Memory, names: list[str]) -> _Plan:
     """`entity_names` on store: each name resolves to an entity (created `unknown` if new)."""
     try:
-        specs = [EntitySpec(name=name).cleaned() for name in names]
+        specs = [EntitySpec(name=name).cleaned(project=project) for name in names]
     except InvalidInput as exc:
         raise InvalidInput(exc.message, fields={"entity_names": [exc.message]}) from exc
     return _Plan(memory=memory, named=True, names=[n.casefold() for n in names], specs=specs)
@@ -123,7 +128,8 @@ def _extract_inline(project: Project, memory_ids: list[UUID]) -> dict[UUID, _Pla
                 transaction.on_commit(partial(_enqueue, project.pk, str(memory_id)))
             return {}
         case _:
-            plans = {memory.pk: _extracted_plan(memory) for memory in _live(project, memory_ids)}
+            live = _live(project, memory_ids)
+            plans = {memory.pk: _extracted_plan(project, memory) for memory in live}
             return {pk: plan for pk, plan in plans.items() if plan is not None}
 
 
@@ -139,11 +145,11 @@ def _live(project: Project, memory_ids: list[UUID]) -> list[Memory]:
     return [found[pk] for pk in memory_ids if pk in found]
 
 
-def _extracted_plan(memory: Memory) -> _Plan | None:
+def _extracted_plan(project: Project, memory: Memory) -> _Plan | None:
     """A failing extractor, or an extraction naming something invalid (a name over 255
     characters), costs this memory its graph, never the memory or the batch."""
     try:
-        return _plan(extract(memory.content), memory)
+        return _plan(project, extract(memory.content), memory)
     except InvalidInput as exc:
         logger.warning("graph extraction skipped for memory %s: %s", memory.pk, exc.message)
     except Exception:
@@ -202,7 +208,7 @@ def graph_apply(
     """Merge an extraction: resolve entities (dedup, near-duplicate merge), link the memory,
     upsert (reinforce) stated relations and close retracted ones. An invalid entity name or
     retracted relation type raises InvalidInput."""
-    return _apply_plans(project, [_plan(extraction, memory)])[0]
+    return _apply_plans(project, [_plan(project, extraction, memory)])[0]
 
 
 @dataclass
@@ -216,9 +222,11 @@ class _Plan:
     names: list[str] = field(default_factory=list)  # casefolded, as relations name them
     specs: list[EntitySpec] = field(default_factory=list)
     relations: list[tuple[str, str, RelationSpec, bool]] = field(default_factory=list)
+    # (source name, target name, type) an LLM says ended: reviewed, never closed directly
+    proposed_retractions: list[tuple[str, str, str]] = field(default_factory=list)
 
 
-def _plan(extraction: Extraction, memory: Memory | None) -> _Plan:
+def _plan(project: Project, extraction: Extraction, memory: Memory | None) -> _Plan:
     plan = _Plan(memory=memory, extractor=extraction.extractor)
     specs = [EntitySpec(e.name, e.entity_type, e.description) for e in extraction.entities]
     known = {spec.name.casefold() for spec in specs}
@@ -228,16 +236,20 @@ def _plan(extraction: Extraction, memory: Memory | None) -> _Plan:
                 specs.append(EntitySpec(name, EntityType.UNKNOWN))
                 known.add(name.casefold())
     plan.names = [spec.name.casefold() for spec in specs]
-    plan.specs = [spec.cleaned() for spec in specs]
+    plan.specs = [spec.cleaned(project=project) for spec in specs]
     for relation in extraction.relations:
         spec = _extracted_spec(relation.relation_type, extraction.extractor, memory)
         source, target = relation.source.casefold(), relation.target.casefold()
+        if relation.retracted and extraction.extractor == "llm":
+            # a model's word never closes a relation: the memories go to review instead
+            plan.proposed_retractions.append((source, target, spec.relation_type))
+            continue
         if relation.retracted:  # an invalid type here fails the memory, as closing would
             spec.relation_type = check_relation_type(spec.relation_type)
             plan.relations.append((source, target, spec, True))
             continue
         try:
-            plan.relations.append((source, target, spec.cleaned(), False))
+            plan.relations.append((source, target, spec.cleaned(project=project), False))
         except InvalidInput as exc:  # an LLM's odd relation name skips that relation only
             logger.info("skipped extracted relation %s: %s", relation, exc.message)
     return plan
@@ -253,6 +265,14 @@ def _apply_plans(project: Project, plans: list[_Plan]) -> list[GraphChanges]:
             relevance = NAMED_RELEVANCE if plan.named else EXTRACTED_RELEVANCE
             links += [(plan.memory.pk, entity.pk, relevance) for entity in entities]
         by_name = dict(zip(plan.names, entities, strict=True))
+        for source_name, target_name, relation_type in plan.proposed_retractions:
+            retraction_propose(
+                project=project,
+                source=by_name[source_name],
+                target=by_name[target_name],
+                relation_type=relation_type,
+                memory=plan.memory,
+            )
         for source_name, target_name, spec, retracted in plan.relations:
             source, target = by_name[source_name], by_name[target_name]
             if source.pk != target.pk:
@@ -265,6 +285,40 @@ def _apply_plans(project: Project, plans: list[_Plan]) -> list[GraphChanges]:
             changes.relations.append(result.relation)
         changes.closed += result.closed
     return all_changes
+
+
+def retraction_propose(
+    *, project: Project, source: Entity, target: Entity, relation_type: str, memory: Memory | None
+) -> ContradictionReview | None:
+    """An LLM read `memory` as saying that an open relation ended. Closing it on the model's
+    word would let a crafted memory erase the graph, so nothing is closed: the memory that
+    stated the relation and `memory` go to contradiction review (detected by "llm", cue
+    `retracted:<type>`), where a person or agent decides. Without such a pair it is only
+    logged."""
+    relation = (
+        Relation.objects.for_project(project)
+        .open()
+        .filter(source=source, target=target, relation_type=relation_type)
+        .first()
+    )
+    stated_by = (relation.metadata or {}).get("memory_id") if relation is not None else None
+    older = None
+    if stated_by and memory is not None and str(stated_by) != str(memory.pk):
+        older = Memory.objects.for_project(project).alive().filter(pk=stated_by).first()
+    if older is None or memory is None:
+        logger.info(
+            "LLM proposed retracting %s %s %s: nothing to review", source, relation_type, target
+        )
+        return None
+    verdict = Verdict(
+        contradicts=True,
+        cues=[f"retracted:{relation_type}"[:100]],
+        reason=f"the model read this as ending: {source.name} {relation_type} {target.name}"[:500],
+        detected_by="llm",
+    )
+    return contradiction_record(
+        project=project, older=older, newer=memory, similarity=0.0, verdict=verdict
+    )
 
 
 def _extracted_spec(relation_type: str, extractor: str, memory: Memory | None) -> RelationSpec:

@@ -24,8 +24,9 @@ from entities.services.entities import (
     parse_entity_id,
 )
 from memories.services.content import check_metadata, check_unit_interval
+from memories.services.pii import scrub_for_storage
 from memoryplatform.events import emit
-from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound
+from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, check_count
 from tenants.models import Project
 
 _RELATION_TYPE = re.compile(r"^[a-z][a-z0-9_]{0,99}$")
@@ -57,7 +58,8 @@ class RelationSpec:
     valid_from: datetime | None = None
     valid_to: datetime | None = None
 
-    def cleaned(self) -> RelationSpec:
+    def cleaned(self, *, project: Project) -> RelationSpec:
+        """Checked, with `context` and `metadata` PII-masked as the project asks."""
         valid_from = self.valid_from or timezone.now()
         if self.valid_to is not None and self.valid_to < valid_from:
             raise InvalidInput(
@@ -67,8 +69,13 @@ class RelationSpec:
             relation_type=check_relation_type(self.relation_type),
             strength=check_unit_interval("strength", self.strength),
             confidence=check_unit_interval("confidence", self.confidence),
-            context=self.context if isinstance(self.context, str) else "",
-            metadata=check_metadata(self.metadata or {}),
+            **scrub_for_storage(
+                project=project,
+                values={
+                    "context": self.context if isinstance(self.context, str) else "",
+                    "metadata": check_metadata(self.metadata or {}),
+                },
+            ),
             valid_from=valid_from,
             valid_to=self.valid_to,
         )
@@ -129,7 +136,7 @@ def relation_upsert(
 ) -> RelationResult:
     """Create the relation, or update the open one of the same (source, target, type).
     `reinforce` (extractors) raises the strength of a fact seen again instead of setting it."""
-    spec = spec.cleaned()
+    spec = spec.cleaned(project=project)
     if source.pk == target.pk:
         raise InvalidInput(
             "an entity cannot relate to itself", fields={"target": ["same as source"]}
@@ -279,6 +286,7 @@ def relation_delete(*, project: Project, relation_id: Any) -> None:
 @transaction.atomic
 def relations_delete_by_name(*, project: Project, items: list[dict[str, str]]) -> int:
     """Delete relations named by (source, target, relation_type), as MCP `delete_relations`."""
+    check_count("relations", items)
     deleted = 0
     for item in items:
         relation_type = check_relation_type(item.get("relation_type"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -18,14 +19,19 @@ from typing import TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import transaction
+from django.db import OperationalError, transaction
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from mcpserver.auth import require_key
 from memoryplatform.lib.db_threads import executor_with_connections, with_connection
 from memoryplatform.lib.errors import ServiceError
+from memoryplatform.lib.rls import project_scope
+from memoryplatform.lib.timeouts import statement_timed_out, statement_timeout_message
+from memoryplatform.metrics import mcp_tool_call, tool_name
 from tenants.models import ApiKey
+from tenants.services import api_key_still_usable
+from tenants.throttling import rate_limit_hit
 
 T = TypeVar("T")
 _executors: dict[int, ThreadPoolExecutor] = {}  # by process
@@ -39,21 +45,50 @@ def error_text(exc: ServiceError) -> str:
     return text
 
 
-async def call(scope: str, fn: Callable[[ApiKey], T]) -> T:
-    """Run `fn(api_key)` for a caller holding `scope`; ServiceError becomes a ToolError."""
+async def call(scope: str, fn: Callable[[ApiKey], T], *, rate: str | None = None) -> T:
+    """Run `fn(api_key)` for a caller holding `scope`; ServiceError becomes a ToolError. The
+    call counts against the key's rate limit `rate` (default: the limit named like `scope`)."""
+    with mcp_tool_call(tool_name(fn)):  # counted by tool and outcome
+        return await _call(scope, fn, rate or scope)
+
+
+async def _call(scope: str, fn: Callable[[ApiKey], T], rate: str) -> T:
     api_key = require_key(scope)
 
     def run() -> T:
+        _check_still_usable(api_key)
+        refusal = rate_limit_hit(api_key=api_key, scope=rate)
+        if refusal is not None:
+            raise ToolError(f"rate_limited: {refusal.message_with_retry}")
         try:
             with transaction.atomic():  # one tool call, one transaction: all or nothing
                 return fn(api_key)
         except ServiceError as exc:
             raise ToolError(error_text(exc)) from exc
+        except OperationalError as exc:
+            if not statement_timed_out(exc):
+                raise
+            raise ToolError(f"statement_timeout: {statement_timeout_message()}") from exc
 
     def run_with_connection() -> T:
-        return with_connection(run)
+        with project_scope(api_key.project_id):  # the database shows this project's rows only
+            return with_connection(run)
 
     return await sync_to_async(run_with_connection, thread_sensitive=False, executor=_executor())()
+
+
+_checked: dict[int, float] = {}  # key id -> when it was last found usable (monotonic)
+
+
+def _check_still_usable(api_key: ApiKey) -> None:
+    """A stdio server keeps its key for the process's life: check it again every
+    MEMORY_KEY_RECHECK_SECONDS, and refuse every call once it is revoked or expired."""
+    now = time.monotonic()
+    if now - _checked.setdefault(api_key.pk, now) < settings.MEMORY_KEY_RECHECK_SECONDS:
+        return
+    if not api_key_still_usable(api_key.pk):
+        raise ToolError("unauthenticated: this API key was revoked or has expired")
+    _checked[api_key.pk] = now
 
 
 def _executor() -> ThreadPoolExecutor:
@@ -61,7 +96,9 @@ def _executor() -> ThreadPoolExecutor:
         pid = os.getpid()
         if pid not in _executors:
             _executors.clear()
-            _executors[pid] = executor_with_connections(settings.MEMORY_MCP_THREADS, "mcp")
+            _executors[pid] = executor_with_connections(
+                settings.MEMORY_MCP_THREADS, "mcp", serves_requests=True
+            )
         return _executors[pid]
 
 

@@ -15,8 +15,6 @@ from entities.representations import (
 from entities.selectors.analytics import graph_analysis
 from entities.selectors.entities import entity_find_by_name
 from entities.selectors.traversal import RelationFilter, entity_subgraph
-from entities.selectors.traversal import memory_causal_chain as causal_chain_selector
-from entities.selectors.traversal import memory_traverse as traverse_selector
 from entities.services.entities import EntitySpec, entities_delete_by_name
 from entities.services.graph import graph_bulk_create
 from entities.services.relations import (
@@ -27,6 +25,9 @@ from entities.services.relations import (
 )
 from mcpserver.auth import actor_for
 from mcpserver.tools import call
+from mcpserver.tools.memory import MemoryType
+from memories.selectors.traversal import memory_causal_chain as causal_chain_selector
+from memories.selectors.traversal import memory_traverse as traverse_selector
 from memoryplatform.lib.errors import NotFound
 from tenants.models import ApiKey, Project
 
@@ -182,9 +183,24 @@ async def memory_traverse(
     direction: Direction = "both",
     min_strength: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0,
     max_nodes: MaxNodes = 100,
+    strategy: Annotated[
+        Literal["bfs", "dfs"], Field(description="bfs: level by level; dfs: deepest first")
+    ] = "bfs",
+    time_budget_ms: Annotated[
+        int | None,
+        Field(ge=1, le=60_000, description="Stop and return what was reached (truncated)"),
+    ] = None,
+    memory_types: Annotated[
+        list[MemoryType] | None, Field(description="Only reach memories of these types")
+    ] = None,
+    tags: Annotated[list[str] | None, Field(description="Only reach memories with all")] = None,
+    include_parent_links: Annotated[
+        bool, Field(description="Also follow part_of / contains when link_types is given")
+    ] = False,
 ) -> dict[str, Any]:
-    """Walk typed links between memories from one memory (breadth first, live memories only):
-    what it supports, contradicts, supersedes, was caused by, resolved by..."""
+    """Walk typed links between memories from one memory (live memories only): what it
+    supports, contradicts, supersedes, was caused by, resolved by... Breadth or depth first,
+    within a time budget, filtered by link type, memory type and tags."""
 
     def run(key: ApiKey) -> dict[str, Any]:
         graph = traverse_selector(
@@ -195,6 +211,11 @@ async def memory_traverse(
             direction=direction,
             min_strength=min_strength,
             max_nodes=max_nodes,
+            strategy=strategy,
+            time_budget_ms=time_budget_ms,
+            memory_types=memory_types or None,
+            tags=tags or None,
+            include_parent_links=include_parent_links,
         )
         return memory_graph_body(graph)
 

@@ -27,6 +27,7 @@ from memories.services.memories import (
 )
 from memories.services.reading import memory_read
 from memories.services.supersede import memory_update_superseding
+from memories.services.utility import memories_feedback
 from tenants.models import ApiKey, Project
 
 # MCP clients rarely know a user id; memories stored without any scope belong to this agent
@@ -258,11 +259,24 @@ async def tool_feedback(
     context: Annotated[str, Field(description="What you were trying to do")] = "",
     session_id: str = "",
     trigger_type: Literal["voluntary", "sampled"] = "voluntary",
+    memory_ids: Annotated[
+        list[str] | None,
+        Field(description="The memories the verdict is about: their utility is scored again"),
+    ] = None,
 ) -> FeedbackOut:
     """Tell the platform whether a memory tool's results helped. Stored per project and shown
-    in memory_stats and the admin, so retrieval can be tuned."""
+    in memory_stats and the admin, so retrieval can be tuned; with memory_ids, the verdict
+    (relevant or not) also counts in those memories' utility scores."""
 
     def run(key: ApiKey) -> FeedbackOut:
+        if memory_ids:
+            memories_feedback(
+                project=key.project,
+                memory_ids=memory_ids,
+                helpful=relevant,
+                actor=actor_for(key),
+                tool_name=tool_name,
+            )
         feedback = tool_feedback_record(
             project=key.project,
             tool_name=tool_name,

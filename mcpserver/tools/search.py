@@ -11,11 +11,16 @@ from mcpserver.selectors import linked_neighbours
 from mcpserver.tools import call
 from mcpserver.tools.memory import MemoryType
 from memories.models import MemoryState
-from memories.representations import MemorySerializer, search_body
+from memories.representations import MemorySerializer, search_body, sources_body
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.search import MODES
+from memories.selectors.search.sources import MEMORIES, requested_sources
 from memories.selectors.search_types import SearchQuery
-from memories.services.reading import memories_recall, memories_recall_by_filters
+from memories.services.reading import (
+    memories_recall,
+    memories_recall_across_sources,
+    memories_recall_by_filters,
+)
 from tenants.models import ApiKey, Project
 
 SearchMode = Literal[tuple(MODES)]  # type: ignore[valid-type]
@@ -56,10 +61,19 @@ async def memory_search(
         bool, Field(description="Also return memories one link away from the results")
     ] = False,
     link_types: list[str] | None = None,
+    include_documents: Annotated[
+        bool, Field(description="Also search passages of stored documents (document_add)")
+    ] = False,
+    sources: Annotated[
+        list[str] | None,
+        Field(description='What to search: ["memories"] (default), ["memories", "documents"]'),
+    ] = None,
 ) -> dict[str, Any]:
     """Recall memories relevant to a query, best first (relevance × decay-aware confidence).
     Filter by scope, types, tags, entities and confidence; page with offset; cap the size with
-    token_budget. Each result carries its score and the score parts that explain it."""
+    token_budget. Each result carries its score and the score parts that explain it. With
+    include_documents, passages of documents are ranked among them (`kind` "document", with
+    document id and title, page, position and a highlighted snippet)."""
     search = SearchQuery(
         text=query,
         mode=mode,
@@ -79,7 +93,21 @@ async def memory_search(
         min_similarity=min_similarity,
         token_budget=token_budget or settings.MEMORY_MCP_MAX_RESULT_TOKENS,
     )
+    wanted = requested_sources(sources, include_documents)
+    if wanted != [MEMORIES]:
+        return await search_sources_tool(search, wanted)
     return await run_search(search, include_linked=include_linked, link_types=link_types)
+
+
+async def search_sources_tool(search: SearchQuery, sources: list[str]) -> dict[str, Any]:
+    """`search` across `sources` (memories, documents) for the caller's project, ranked
+    together; the memories returned are reinforced."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        result = memories_recall_across_sources(project=key.project, query=search, sources=sources)
+        return sources_body(project=key.project, query=search, result=result)
+
+    return await call("read", run, rate="search")
 
 
 async def run_search(
@@ -96,7 +124,7 @@ async def run_search(
             body["linked"] = _linked(key.project, hit_ids, link_types, search.limit)
         return body
 
-    return await call("read", run)
+    return await call("read", run, rate="search")
 
 
 async def run_filtered(
@@ -124,7 +152,7 @@ async def run_filtered(
             body["linked"] = _linked(key.project, ids, link_types, len(ids))
         return body
 
-    return await call("read", run)
+    return await call("read", run, rate="search")
 
 
 def _linked(

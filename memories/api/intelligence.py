@@ -6,21 +6,33 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.api.serializers import MemorySerializer, PaginationSerializer, ScopeSerializer
-from memories.models import ContradictionResolution, ContradictionReview, MemoryType
+from memories.models import MAX_DECAY_RATE, ContradictionResolution, ContradictionReview, MemoryType
+from memories.services.archive import memory_decompress
 from memories.services.content import Scope
 from memories.services.contradictions import (
     contradiction_get,
     contradiction_list,
     contradiction_resolve,
 )
+from memories.services.decay_control import (
+    decay_control_status,
+    decay_pause,
+    decay_resume,
+    memory_set_decay_rate,
+)
+from memories.services.maintenance import STAGES as MAINTENANCE_STAGES
+from memories.services.maintenance import memories_maintain
+from memories.services.utility import memories_feedback, memory_utility
 from memoryplatform.lib.fields import StrictBooleanField, StrictCharField, StrictFloatField
+from memoryplatform.lib.schema import error_response, path_ids
 from tenants.views import ProjectScopedMixin
 
 
@@ -31,7 +43,12 @@ class AnyJSONField(serializers.JSONField):
 class AddSerializer(ScopeSerializer):
     messages = AnyJSONField(help_text="a string, or a list of {role, content} chat messages")
     metadata = serializers.DictField(required=False, default=dict)
-    prompt = StrictCharField(required=False, allow_blank=True, allow_null=True)
+    prompt = StrictCharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        help_text="instructions added to the extraction prompt (admin-scope keys only)",
+    )
     infer = StrictBooleanField(required=False, default=True)
 
 
@@ -48,6 +65,12 @@ class SinceField(serializers.DateTimeField):
 class ConsolidateSerializer(serializers.Serializer):
     similarity_threshold = StrictFloatField(min_value=0.01, max_value=1.0, required=False)
     dry_run = StrictBooleanField(required=False, default=False)
+    stages = serializers.ListField(
+        child=serializers.ChoiceField(choices=MAINTENANCE_STAGES),
+        required=False,
+        allow_empty=False,
+        help_text="the pipeline's stages to run, in their order (default: all)",
+    )
     since = SinceField(
         required=False,
         allow_null=True,
@@ -75,6 +98,20 @@ class PruneCandidatesSerializer(serializers.Serializer):
 
 class PreserveSerializer(serializers.Serializer):
     until = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class DecayRateSerializer(serializers.Serializer):
+    decay_rate = StrictFloatField(
+        min_value=0.0,
+        max_value=MAX_DECAY_RATE,
+        allow_null=True,
+        help_text="this memory's decay rate per day; null: the project's",
+    )
+
+
+class FeedbackSerializer(serializers.Serializer):
+    helpful = StrictBooleanField()
+    tool_name = StrictCharField(required=False, allow_blank=True, default="", max_length=100)
 
 
 class ResolveSerializer(serializers.Serializer):
@@ -139,6 +176,8 @@ class AddView(ProjectScopedMixin, APIView):
         from memories.services.extraction import memories_add
 
         data = self.validated(AddSerializer, request.data)
+        if data.get("prompt") and not self.request.auth.has_scope("admin"):
+            raise PermissionDenied("a custom extraction prompt (`prompt`) needs an admin key")
         result = memories_add(
             project=self.project,
             messages=data["messages"],
@@ -154,19 +193,35 @@ class AddView(ProjectScopedMixin, APIView):
 class ConsolidateView(ProjectScopedMixin, APIView):
     @extend_schema(request=ConsolidateSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
-        from memories.services.consolidation import memories_consolidate
-
         data = self.validated(ConsolidateSerializer, request.data)
-        report = memories_consolidate(project=self.project, actor=self.actor, **data)
-        return Response(report.as_dict())
+        body = memories_maintain(project=self.project, actor=self.actor, **data)
+        return Response(body)
 
 
 class DecayRunView(ProjectScopedMixin, APIView):
+    @extend_schema(operation_id="v1_memories_decay_control_retrieve", responses={200: dict})
+    def get(self, request: Request) -> Response:
+        """Whether the project's scheduled decay is paused, and when it last ran."""
+        return Response(decay_control_status(project=self.project))
+
     @extend_schema(request=None, responses={200: dict})
     def post(self, request: Request) -> Response:
         from memories.services.lifecycle import memories_decay
 
-        return Response(memories_decay(project=self.project, actor=self.actor).as_dict())
+        report = memories_decay(project=self.project, actor=self.actor)
+        return Response(report.as_dict() | {"promoted": report.promoted, "demoted": report.demoted})
+
+
+class DecayPauseView(ProjectScopedMixin, APIView):
+    """Pause (or, on the resume route, resume) the project's scheduled decay (admin scope)."""
+
+    required_scopes = {None: "admin"}
+    resume = False
+
+    @extend_schema(request=None, responses={200: dict})
+    def post(self, request: Request) -> Response:
+        control = decay_resume if self.resume else decay_pause
+        return Response(control(project=self.project, actor=self.actor))
 
 
 class PruneView(ProjectScopedMixin, APIView):
@@ -198,6 +253,7 @@ class PruneView(ProjectScopedMixin, APIView):
         return Response(memories_prune(project=self.project, actor=self.actor, **data).as_dict())
 
 
+@path_ids(id="uuid")
 class DecayStatusView(ProjectScopedMixin, APIView):
     @extend_schema(responses={200: dict})
     def get(self, request: Request, pk: str) -> Response:
@@ -205,7 +261,44 @@ class DecayStatusView(ProjectScopedMixin, APIView):
 
         return Response(memory_decay_status(project=self.project, memory_id=pk))
 
+    @extend_schema(request=DecayRateSerializer, responses={200: dict})
+    def patch(self, request: Request, pk: str) -> Response:
+        """Set this memory's own decay rate (null: back to the project's)."""
+        from memories.services.lifecycle import memory_decay_status
 
+        data = self.validated(DecayRateSerializer, request.data)
+        memory_set_decay_rate(project=self.project, memory_id=pk, decay_rate=data["decay_rate"])
+        return Response(memory_decay_status(project=self.project, memory_id=pk))
+
+
+@path_ids(id="uuid")
+class DecompressView(ProjectScopedMixin, APIView):
+    @extend_schema(request=None, responses=MemorySerializer)
+    def post(self, request: Request, pk: str) -> Response:
+        """Put a compressed (archived) memory's full text back."""
+        memory = memory_decompress(project=self.project, memory_id=pk)
+        return Response(MemorySerializer(memory).data)
+
+
+@path_ids(id="uuid")
+class UtilityView(ProjectScopedMixin, APIView):
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, pk: str) -> Response:
+        """The memory's utility score, when it was assessed, and the heuristic's parts."""
+        return Response(memory_utility(project=self.project, memory_id=pk))
+
+
+@path_ids(id="uuid")
+class FeedbackView(ProjectScopedMixin, APIView):
+    @extend_schema(request=FeedbackSerializer, responses={201: dict})
+    def post(self, request: Request, pk: str) -> Response:
+        """Say whether this memory helped; its utility is scored again."""
+        data = self.validated(FeedbackSerializer, request.data)
+        memories_feedback(project=self.project, memory_ids=[pk], actor=self.actor, **data)
+        return Response({"id": pk, "recorded": True}, status=status.HTTP_201_CREATED)
+
+
+@path_ids(id="uuid")
 class PreserveView(ProjectScopedMixin, APIView):
     @extend_schema(request=PreserveSerializer, responses=MemorySerializer)
     def post(self, request: Request, pk: str) -> Response:
@@ -219,7 +312,14 @@ class PreserveView(ProjectScopedMixin, APIView):
 
 
 class ContradictionListView(ProjectScopedMixin, APIView):
-    @extend_schema(parameters=[ContradictionQuerySerializer], responses=ContradictionSerializer)
+    @extend_schema(
+        operation_id="v1_contradictions_list",
+        parameters=[ContradictionQuerySerializer],
+        responses=inline_serializer(
+            "ContradictionList",
+            {"results": ContradictionSerializer(many=True), "count": serializers.IntegerField()},
+        ),
+    )
     def get(self, request: Request) -> Response:
         query = self.validated(ContradictionQuerySerializer, request.query_params)
         reviews = list(contradiction_list(project=self.project, status=query["status"])[:100])
@@ -228,6 +328,7 @@ class ContradictionListView(ProjectScopedMixin, APIView):
         )
 
 
+@path_ids(id="uuid")
 class ContradictionDetailView(ProjectScopedMixin, APIView):
     @extend_schema(responses=ContradictionSerializer)
     def get(self, request: Request, pk: str) -> Response:
@@ -235,8 +336,15 @@ class ContradictionDetailView(ProjectScopedMixin, APIView):
         return Response(ContradictionSerializer(review).data)
 
 
+@path_ids(id="uuid")
 class ContradictionResolveView(ProjectScopedMixin, APIView):
-    @extend_schema(request=ResolveSerializer, responses=ContradictionSerializer)
+    @extend_schema(
+        request=ResolveSerializer,
+        responses={
+            200: ContradictionSerializer,
+            409: error_response("Already resolved, or one of its memories was deleted."),
+        },
+    )
     def post(self, request: Request, pk: str) -> Response:
         data = self.validated(ResolveSerializer, request.data)
         review = contradiction_resolve(project=self.project, review_id=pk, actor=self.actor, **data)

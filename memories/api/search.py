@@ -13,12 +13,18 @@ from rest_framework.views import APIView
 
 from memories.api.serializers import MemoryFilterSerializer
 from memories.api.views import filters_from
-from memories.representations import ScoreSerializer, search_body
+from memories.representations import ScoreSerializer, search_body, sources_body
 from memories.selectors.search.dispatch import MAX_OFFSET, MODES
 from memories.selectors.search.hybrid import FUSIONS
+from memories.selectors.search.sources import MEMORIES, requested_sources
 from memories.selectors.search_types import SearchQuery
-from memories.services.reading import memories_recall
-from memoryplatform.lib.fields import CommaListField, StrictCharField, StrictFloatField
+from memories.services.reading import memories_recall, memories_recall_across_sources
+from memoryplatform.lib.fields import (
+    CommaListField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictFloatField,
+)
 from tenants.views import ProjectScopedMixin
 
 
@@ -38,6 +44,14 @@ class SearchRequestSerializer(MemoryFilterSerializer):
     token_budget = serializers.IntegerField(min_value=1, required=False)
     fusion = serializers.ChoiceField(choices=FUSIONS, required=False)
     alpha = StrictFloatField(min_value=0.0, max_value=1.0, required=False)
+    sources = CommaListField(
+        child=StrictCharField(),
+        required=False,
+        help_text="what to search: memories (default), documents (uploaded documents' passages)",
+    )
+    include_documents = StrictBooleanField(
+        required=False, help_text="also search documents (as sources=memories,documents)"
+    )
 
     def validate_limit(self, value: int) -> int:
         if value > settings.MEMORY_MAX_PAGE_SIZE:
@@ -97,5 +111,10 @@ class MemorySearchView(ProjectScopedMixin, APIView):
         return self._search(request.query_params)
 
     def _search(self, data: Any) -> Response:
-        query = search_query_from(self.validated(SearchRequestSerializer, data))
-        return Response(search_body(memories_recall(project=self.project, query=query)))
+        validated = self.validated(SearchRequestSerializer, data)
+        query = search_query_from(validated)
+        sources = requested_sources(validated.get("sources"), validated.get("include_documents"))
+        if sources == [MEMORIES]:
+            return Response(search_body(memories_recall(project=self.project, query=query)))
+        result = memories_recall_across_sources(project=self.project, query=query, sources=sources)
+        return Response(sources_body(project=self.project, query=query, result=result))

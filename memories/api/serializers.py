@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from memories.models import LinkType, Memory, MemoryState, MemoryType
@@ -19,6 +20,7 @@ from memories.selectors.filters import (
     MAX_ENTITY_ID,
 )
 from memoryplatform.lib.fields import (
+    MAX_PAGE_OFFSET,
     CommaListField,
     FieldsBuiltOnce,
     StrictBooleanField,
@@ -92,6 +94,13 @@ class MemoryUpdateSerializer(MemoryWriteSerializer):
     )
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": True,
+        "description": "AND/OR/NOT filter expression (docs/search.md, Filters)",
+    }
+)
 class FilterExpressionField(serializers.Field):
     """A mem0-style filter expression: a JSON object, or a JSON string in a query parameter.
     Its meaning is checked by the filter-language translator (400 naming the bad node)."""
@@ -145,7 +154,9 @@ class MemoryFilterSerializer(FieldsBuiltOnce, ScopeSerializer):
 
 class PaginationSerializer(FieldsBuiltOnce, serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, required=False)
-    offset = serializers.IntegerField(min_value=0, required=False, default=0)
+    offset = serializers.IntegerField(
+        min_value=0, max_value=MAX_PAGE_OFFSET, required=False, default=0
+    )
 
     def validate_limit(self, value: int) -> int:
         if value > settings.MEMORY_MAX_PAGE_SIZE:
@@ -172,6 +183,7 @@ class MemoryCreatedSerializer(MemorySerializer):
         return bool(self.context.get("created"))
 
 
+@extend_schema_serializer(many=False)  # one page object, never a list of them
 class MemoryPageSerializer(serializers.Serializer):
     results = MemorySerializer(many=True)
     count = serializers.IntegerField()

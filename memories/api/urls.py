@@ -22,9 +22,18 @@ urlpatterns = [
     path("memories/add/", intel.AddView.as_view(), name="memory-add"),
     path("memories/consolidate/", intel.ConsolidateView.as_view(), name="memory-consolidate"),
     path("memories/decay/", intel.DecayRunView.as_view(), name="memory-decay-run"),
+    path("memories/decay/pause/", intel.DecayPauseView.as_view(), name="memory-decay-pause"),
+    path(
+        "memories/decay/resume/",
+        intel.DecayPauseView.as_view(resume=True),
+        name="memory-decay-resume",
+    ),
     path("memories/prune/", intel.PruneView.as_view(), name="memory-prune"),
     path("memories/<str:pk>/decay/", intel.DecayStatusView.as_view(), name="memory-decay"),
     path("memories/<str:pk>/preserve/", intel.PreserveView.as_view(), name="memory-preserve"),
+    path("memories/<str:pk>/decompress/", intel.DecompressView.as_view(), name="memory-decompress"),
+    path("memories/<str:pk>/utility/", intel.UtilityView.as_view(), name="memory-utility"),
+    path("memories/<str:pk>/feedback/", intel.FeedbackView.as_view(), name="memory-feedback"),
     path("contradictions/", intel.ContradictionListView.as_view(), name="contradiction-list"),
     path(
         "contradictions/<str:pk>/",

@@ -43,6 +43,7 @@ from memories.services.memories import (
 from memories.services.reading import memory_read
 from memories.services.reset import project_reset
 from memories.services.supersede import memory_update_superseding
+from memoryplatform.lib.schema import error_response, path_ids
 from tenants.views import ProjectScopedMixin
 
 FILTER_FIELDS = {
@@ -69,6 +70,13 @@ def filters_from(query: dict[str, Any]) -> MemoryFilters:
     )
 
 
+_MEMORY_UPDATED = {
+    200: MemorySerializer,
+    409: error_response("Another memory in this scope has this content."),
+}
+
+
+@path_ids(id="uuid")
 class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
     lookup_value_regex = "[^/]+"
 
@@ -138,7 +146,7 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
             return Response(MemorySerializer(memory_get(project=self.project, memory_id=pk)).data)
         return Response(MemorySerializer(memory_read(project=self.project, memory_id=pk)).data)
 
-    @extend_schema(request=MemoryUpdateSerializer, responses=MemorySerializer)
+    @extend_schema(request=MemoryUpdateSerializer, responses=_MEMORY_UPDATED)
     def partial_update(self, request: Request, pk: str) -> Response:
         changes = self.validated(MemoryUpdateSerializer, request.data)
         if "text" in changes:  # mem0 clients send {"text": ...}
@@ -154,7 +162,7 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
         )
         return self.retrieve(request, pk)
 
-    @extend_schema(request=MemoryUpdateSerializer, responses=MemorySerializer)
+    @extend_schema(request=MemoryUpdateSerializer, responses=_MEMORY_UPDATED)
     def update(self, request: Request, pk: str) -> Response:
         return self.partial_update(request, pk)
 
@@ -163,7 +171,11 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
         memory_delete(project=self.project, memory_id=pk, actor=self.actor)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(parameters=[ScopeSerializer], responses=DeletedCountSerializer)
+    @extend_schema(
+        operation_id="v1_memories_destroy_scope",
+        parameters=[ScopeSerializer],
+        responses={200: DeletedCountSerializer},
+    )
     def destroy_scope(self, request: Request) -> Response:
         scope = Scope.of(self.validated(ScopeSerializer, request.query_params), required=False)
         deleted = memories_delete_scope(project=self.project, scope=scope, actor=self.actor)
@@ -175,13 +187,20 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
         entries = memory_history(project=self.project, memory_id=pk)
         return Response(HistorySerializer(entries, many=True).data)
 
-    @extend_schema(request=None, responses=MemorySerializer)
+    @extend_schema(
+        request=None,
+        responses={
+            200: MemorySerializer,
+            409: error_response("A live memory with the same content exists in this scope."),
+        },
+    )
     @action(detail=True, methods=["post"])
     def restore(self, request: Request, pk: str) -> Response:
         memory_restore(project=self.project, memory_id=pk, actor=self.actor)
         return self.retrieve(request, pk)
 
 
+@path_ids(memory_pk="uuid", id="uuid")
 class MemoryLinkViewSet(ProjectScopedMixin, viewsets.ViewSet):
     @extend_schema(responses=LinkSerializer(many=True))
     def list(self, request: Request, memory_pk: str) -> Response:

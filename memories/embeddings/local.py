@@ -65,6 +65,11 @@ class LocalEmbedder:
 
     # --- public interface -----------------------------------------------------------------
 
+    @property
+    def loaded(self) -> bool:
+        """The model is in memory (the readiness check asks without loading it)."""
+        return self._model is not None
+
     def embed(self, text: str) -> list[float]:
         """One text (a search query) straight through the model: the same vector as
         `embed_batch` (checked in tests), without the batching machinery."""

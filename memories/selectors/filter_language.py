@@ -32,12 +32,14 @@ from django.utils.dateparse import parse_date, parse_datetime
 from memories.selectors.filters import MAX_ENTITY_ID as MAX_ID
 from memories.selectors.filters import linked_to_entity_ids, linked_to_entity_names
 from memoryplatform.lib.errors import InvalidInput
+from memoryplatform.lib.fields import storable_text
 from tenants.models import Project
 
 OPERATORS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains")
 LOGICAL = ("AND", "OR", "NOT")
 MAX_DEPTH = 12
 MAX_CONDITIONS = 100
+MAX_LIST_VALUES = 1000  # values of one in/nin list
 
 _ORDERED = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin")
 _ALLOWED = {
@@ -190,6 +192,8 @@ class _Translator:
             raise _fail(operator_path or path, f"{operator} does not apply here; use {allowed}")
         value_path = f"{path}.value" if operator_path else path
         value = _value(field.kind, operator, value, value_path)
+        if not storable_text(value):  # PostgreSQL refuses them: a 400, not a database error
+            raise _fail(value_path, "no NUL characters (\\u0000) or unpaired surrogates")
         if field.kind in ("entity", "entity_id"):
             return _entity(field.kind, operator, value, self.project)
         return _build(field, operator, value)
@@ -216,6 +220,8 @@ def _value(kind: str, operator: str, value: Any, path: str) -> Any:
     if operator in ("in", "nin"):
         if not isinstance(value, list) or not value:
             raise _fail(path, f"{operator} needs a non-empty list")
+        if len(value) > MAX_LIST_VALUES:
+            raise _fail(path, f"{operator} takes at most {MAX_LIST_VALUES} values")
         return [_scalar(kind, item, f"{path}[{i}]") for i, item in enumerate(value)]
     if operator in ("contains", "icontains") and kind != "array":
         if not isinstance(value, str):
@@ -266,9 +272,12 @@ def _scalar(kind: str, value: Any, path: str) -> Any:
 
 def _datetime(value: Any, path: str) -> datetime:
     if isinstance(value, str):
-        parsed = parse_datetime(value)
-        if parsed is None and (day := parse_date(value)) is not None:
-            parsed = datetime.combine(day, time.min)
+        try:  # well-formed but impossible ("2024-02-30") raises ValueError
+            parsed = parse_datetime(value)
+            if parsed is None and (day := parse_date(value)) is not None:
+                parsed = datetime.combine(day, time.min)
+        except ValueError:
+            parsed = None
         if parsed is not None:
             return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     raise _fail(path, "must be an ISO 8601 date or date-time")

@@ -15,6 +15,7 @@ from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 
 from memories.models import Memory, MemoryHistory, MemoryLink
 from memories.selectors.filters import MemoryFilters, apply_filters, effective_confidence
+from memoryplatform.db.rls import as_owner
 from memoryplatform.lib.errors import NotFound, parse_uuid
 from tenants.models import Project
 
@@ -94,7 +95,8 @@ def _memories_table_stats(using: str) -> tuple[float, dict[int, float]]:
     now = time.monotonic()
     cached = _table_stats.get(using)
     if cached is None or now - cached[0] >= TABLE_STATS_SECONDS:
-        with connections[using].cursor() as cursor:
+        # pg_stats hides a table under row-level security from the runtime role: the owner's
+        with as_owner(connections[using]), connections[using].cursor() as cursor:
             cursor.execute(
                 """
                 SELECT c.reltuples, s.most_common_vals::text::bigint[], s.most_common_freqs

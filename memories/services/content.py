@@ -12,6 +12,7 @@ from django.conf import settings
 
 from memories.models import MemoryType
 from memoryplatform.lib.errors import InvalidInput, check_choice
+from memoryplatform.lib.fields import storable_text
 
 _WHITESPACE = re.compile(r"\s+")
 SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
@@ -42,6 +43,9 @@ def capped_text(field: str, value: Any, limit: int) -> str:
             f"{field} is longer than {limit} characters",
             fields={field: [f"at most {limit} characters, got {len(value)}"]},
         )
+    if not storable_text(value):
+        message = "no NUL characters (\\u0000) or unpaired surrogates"
+        raise InvalidInput(f"{field}: {message}", fields={field: [message]})
     return value
 
 
@@ -110,6 +114,9 @@ MAX_METADATA_BYTES = 16 * 1024  # as JSON: metadata is for labels and numbers, n
 def check_metadata(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise InvalidInput("metadata must be an object", fields={"metadata": ["must be an object"]})
+    if not storable_text(value):  # PostgreSQL's jsonb refuses them
+        message = "no NUL characters (\\u0000) or unpaired surrogates in keys or strings"
+        raise InvalidInput(f"metadata: {message}", fields={"metadata": [message]})
     size = len(json.dumps(value, default=str).encode())
     if size > MAX_METADATA_BYTES:
         message = f"at most {MAX_METADATA_BYTES} bytes as JSON, got {size}"

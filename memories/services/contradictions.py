@@ -33,6 +33,7 @@ from memories.models import (
 from memories.selectors.similar import Neighbour, memories_similar_to
 from memories.services.content import Scope
 from memories.services.extraction.slots import Slot, fact_slot, normalise
+from memories.services.pii import scrub_for_storage
 from memories.services.supersede import link_pair, memory_supersede
 from memories.services.tuning import tuning
 from memoryplatform.events import emit
@@ -72,7 +73,8 @@ _ANTONYMS = [
 ]
 _WORDS = re.compile(r"[\w'-]+")
 
-CONTRADICTION_PROMPT = """You compare two statements stored in an assistant's memory.
+CONTRADICTION_PROMPT = """You compare two statements stored in an assistant's memory, given
+as JSON strings in a <<<STATEMENT_A block and a <<<STATEMENT_B block.
 Decide whether they contradict each other: both cannot be true at the same time for the same
 subject (a changed value, a negation, an incompatible preference). Statements that merely add
 detail or talk about different things do not contradict.
@@ -134,17 +136,18 @@ def judge(a: str, b: str, *, use_llm: bool = True) -> Verdict:
     if normalise(a) == normalise(b):
         return Verdict(False, [], "same statement", "heuristic")
     if use_llm:
-        from memoryplatform.llm import get_llm
+        from memoryplatform.llm import DATA_RULE, answer_bool, data_block, get_llm
 
         llm = get_llm()
         if llm is not None:
             try:
                 answer = llm.complete_json(
-                    system=CONTRADICTION_PROMPT, user=f"Statement A: {a}\nStatement B: {b}"
+                    system=f"{CONTRADICTION_PROMPT}\n\n{DATA_RULE}",
+                    user=f"{data_block('STATEMENT_A', a)}\n\n{data_block('STATEMENT_B', b)}",
                 )
                 if isinstance(answer, dict) and "contradicts" in answer:
                     return Verdict(
-                        bool(answer["contradicts"]),
+                        answer_bool(answer["contradicts"]),
                         cues,
                         str(answer.get("reason") or "")[:500],
                         "llm",
@@ -318,6 +321,6 @@ def contradiction_resolve(
     review.resolution = resolution
     review.resolved_by = str(actor)
     review.resolved_at = timezone.now()
-    review.note = note
+    review.note = scrub_for_storage(project=project, values={"note": note})["note"]
     review.save(update_fields=["status", "resolution", "resolved_by", "resolved_at", "note"])
     return review

@@ -1,8 +1,16 @@
 """Lifecycle and decay, preservation, pruning and purging.
 
-decay_score = clamp((importance × e^(−rate × days since access) + ln(1 + access_count) × boost)
-              × confidence, 0, 1)
+decay_score = clamp((importance × e^(−rate × days since access) + ln(1 + access_count) × boost
+                     + ln(1 + links) × link_boost) × confidence, 0, 1)
+rate        = (the memory's own decay_rate, else MEMORY_DECAY_RATE) × (1.5 − utility_score)
 state       = active ≥ 0.5 > dormant ≥ archival (0.1) > archived
+
+A memory's utility (services/utility.py) slows its decay (the most useful at half the rate,
+the neutral 0.5 at the rate itself). The link boost (`decay_link_boost`, off by default)
+keeps memories that many others link to; the links are counted when the job runs. Archived
+memories with long texts are compressed to a summary (services/archive.py) and restored when
+they leave the archived state. The scheduled job skips a project whose decay is paused
+(services/decay_control.py); an explicit run still runs.
 
 Precedence: preserved memories (pinned, a preservation tag, or `metadata.preserved_until` in
 the future) are active with score 1.0; memories created or accessed within the grace window
@@ -42,6 +50,7 @@ from django.utils import timezone
 from memories.models import PERMANENT_IMPORTANCE, MaintenanceState, Memory, MemoryState
 from memories.selectors.filters import effective_confidence
 from memories.services.tuning import tuning
+from memories.services.utility import decay_factor_sql
 from memoryplatform.events import emit
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import InvalidInput, NotFound, parse_uuid
@@ -54,47 +63,62 @@ _ORDER = [MemoryState.ACTIVE, MemoryState.DORMANT, MemoryState.ARCHIVED]
 _ISO = "%Y-%m-%dT%H:%M:%S"
 
 # One scoring expression, used by the batch update and by the status of one memory.
-_SCORED = """
+_SCORED_TEMPLATE = """
 SELECT m.id, m.state AS old_state, m.decay_score AS old_score,
        m.importance, m.confidence, m.access_count, m.pinned, m.memory_type, m.tags,
-       m.metadata->>'preserved_until' AS preserved_until,
-       s.days, s.boost_term, s.preserved, s.fresh, s.permanent, s.raw
+       m.metadata->>'preserved_until' AS preserved_until, m.decay_rate, m.utility_score,
+       s.days, s.rate, s.links, s.boost_term, s.preserved, s.fresh, s.permanent, s.raw
 FROM memories_memory m
 CROSS JOIN LATERAL (
-    SELECT d.days,
-           LN(1 + m.access_count) * %(boost)s AS boost_term,
+    SELECT d.days, d.rate, d.links,
+           LN(1 + m.access_count) * %(boost)s + LN(1 + d.links) * %(link_boost)s AS boost_term,
            (m.pinned OR m.tags && %(ptags)s::varchar[]
             OR COALESCE(m.metadata->>'preserved_until', '') > %(now_iso)s) AS preserved,
            d.days < %(grace)s AS fresh,
            (m.memory_type = 'preference' OR m.importance >= %(permanent)s) AS permanent,
            LEAST(1.0, GREATEST(0.0,
-               (m.importance * EXP(-%(rate)s * d.days) + LN(1 + m.access_count) * %(boost)s)
+               (m.importance * EXP(-d.rate * d.days) + LN(1 + m.access_count) * %(boost)s
+                + LN(1 + d.links) * %(link_boost)s)
                * m.confidence)) AS raw
     FROM (SELECT GREATEST(0.0, EXTRACT(EPOCH FROM (%(now)s - COALESCE(m.last_accessed_at,
-          m.created_at)))::float8 / 86400.0) AS days) d
+          m.created_at)))::float8 / 86400.0) AS days,
+          COALESCE(m.decay_rate, %(rate)s) * {utility} AS rate,
+          {links} AS links) d
 ) s
 """
+# Links are counted only when the boost is on: two index probes a memory otherwise wasted.
+_LINKS = """((SELECT COUNT(*) FROM memories_memorylink l
+             WHERE l.project_id = m.project_id AND l.from_memory_id = m.id)
+          + (SELECT COUNT(*) FROM memories_memorylink l
+             WHERE l.project_id = m.project_id AND l.to_memory_id = m.id))::float8"""
+
+
+def _scored(link_boost: bool) -> str:
+    return _SCORED_TEMPLATE.format(
+        utility=decay_factor_sql("m.utility_score"), links=_LINKS if link_boost else "0.0"
+    )
+
 
 _NEW_STATE = """CASE WHEN sc.preserved OR sc.fresh OR sc.raw >= %(active)s THEN 'active'
      WHEN sc.raw >= %(archival)s THEN 'dormant'
      WHEN sc.permanent THEN 'dormant'
      ELSE 'archived' END"""
 
-_DECAY_BATCH = f"""
+_DECAY_BATCH = """
 WITH batch AS (
     SELECT id FROM memories_memory
     WHERE project_id = %(project)s AND deleted_at IS NULL AND id > %(after)s
     ORDER BY id LIMIT %(limit)s
 ), sc AS (
-    {_SCORED} JOIN batch USING (id)
+    {scored} JOIN batch USING (id)
 ), changed AS (
     UPDATE memories_memory m
     SET decay_score = CASE WHEN sc.preserved THEN 1.0 ELSE sc.raw END,
-        state = {_NEW_STATE}
+        state = {new_state}
     FROM sc
     WHERE m.id = sc.id
       AND (ABS(m.decay_score - CASE WHEN sc.preserved THEN 1.0 ELSE sc.raw END) > 0.0005
-           OR m.state <> {_NEW_STATE})
+           OR m.state <> {new_state})
     RETURNING m.id, m.state AS new_state, sc.old_state
 )
 SELECT (SELECT id FROM batch ORDER BY id DESC LIMIT 1),
@@ -106,8 +130,14 @@ SELECT (SELECT id FROM batch ORDER BY id DESC LIMIT 1),
 """
 
 
-def _params(now: datetime) -> dict[str, Any]:
+def _decay_batch_sql(link_boost: bool) -> str:
+    return _DECAY_BATCH.format(scored=_scored(link_boost), new_state=_NEW_STATE)
+
+
+def _params(now: datetime, project: Project | None = None) -> dict[str, Any]:
+    link_boost = float(tuning(project, "decay_link_boost")) if project is not None else 0.0
     return {
+        "link_boost": link_boost,
         "now": now,
         "now_iso": now.astimezone(UTC).strftime(_ISO),
         "boost": settings.MEMORY_DECAY_ACCESS_BOOST,
@@ -125,6 +155,18 @@ class DecayReport:
     scanned: int = 0
     updated: int = 0
     transitions: dict[str, int] = field(default_factory=dict)
+    compressed: int = 0  # archived memories whose text became a summary
+    restored: int = 0  # compressed memories that left the archived state, text restored
+    paused: bool = False  # the scheduled run found this project's decay paused
+
+    @property
+    def promoted(self) -> int:
+        """Memories that moved up a state (archived > dormant, dormant > active...)."""
+        return sum(n for move, n in self.transitions.items() if _moved(move) < 0)
+
+    @property
+    def demoted(self) -> int:
+        return sum(n for move, n in self.transitions.items() if _moved(move) > 0)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -136,15 +178,24 @@ def memories_decay(
     actor: Actor,
     now: datetime | None = None,
     progress: Callable[[int], None] | None = None,
+    scheduled: bool = False,
 ) -> DecayReport:
-    """Recompute decay scores and states of the project's live memories, batch by batch."""
+    """Recompute decay scores and states of the project's live memories, batch by batch,
+    then compress the newly archived memories and restore those that left the archive. The
+    scheduled job (`scheduled`) does nothing in a project whose decay is paused."""
+    from memories.services.archive import memories_compress, memories_decompress_revived
+    from memories.services.decay_control import decay_paused
+
+    if scheduled and decay_paused(project=project):
+        return DecayReport(paused=True)
     now = now or timezone.now()
     report, transitions = DecayReport(), Counter[str]()
-    params = {**_params(now), "project": project.pk, "limit": BATCH_SIZE, "actor": str(actor)}
+    params = {**_params(now, project), "project": project.pk, "limit": BATCH_SIZE}
+    sql = _decay_batch_sql(params["link_boost"] > 0)
     after = UUID(int=0)
     while True:
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(_DECAY_BATCH, {**params, "after": after})
+            cursor.execute(sql, {**params, "after": after})
             last, scanned, moved, updated = cursor.fetchone()
         if not scanned:
             break
@@ -155,6 +206,8 @@ def memories_decay(
         if progress:
             progress(scanned)
     report.transitions = dict(transitions)
+    report.compressed = memories_compress(project=project)
+    report.restored = memories_decompress_revived(project=project)
     MaintenanceState.objects.update_or_create(project=project, defaults={"last_decay_at": now})
     emit(
         project_id=project.pk,
@@ -163,6 +216,13 @@ def memories_decay(
         data=report.as_dict(),
     )
     return report
+
+
+def _moved(move: str) -> int:
+    """How many states down a transition "old>new" went (negative: up)."""
+    order = [*_ORDER, MemoryState.EXPIRED]
+    old, new = move.split(">")
+    return order.index(MemoryState(new)) - order.index(MemoryState(old))
 
 
 # --- status and preservation --------------------------------------------------------------
@@ -181,7 +241,7 @@ def _next_step(state: str, score_parts: dict[str, Any]) -> tuple[str | None, flo
         MemoryState.ARCHIVED: settings.MEMORY_ARCHIVAL_THRESHOLD,
     }[target_state]
     importance, confidence = score_parts["importance"], score_parts["confidence"]
-    rate = settings.MEMORY_DECAY_RATE
+    rate = score_parts["rate"]
     if confidence <= 0 or importance <= 0 or rate <= 0:
         return target_state, None
     needed = (threshold / confidence - score_parts["boost_term"]) / importance
@@ -198,9 +258,13 @@ def memory_decay_status(*, project: Project, memory_id: UUID | str) -> dict[str,
     """State, stored and current score, predicted next state, preservation."""
     pk = parse_uuid(memory_id, what="memory")
     now = timezone.now()
-    sql = f"{_SCORED} WHERE m.id = %(id)s AND m.project_id = %(project)s AND m.deleted_at IS NULL"
+    params = _params(now, project)
+    sql = (
+        f"{_scored(params['link_boost'] > 0)}"
+        " WHERE m.id = %(id)s AND m.project_id = %(project)s AND m.deleted_at IS NULL"
+    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, {**_params(now), "id": pk, "project": project.pk})
+        cursor.execute(sql, {**params, "id": pk, "project": project.pk})
         row = cursor.fetchone()
         if row is None:
             raise NotFound("memory not found")
@@ -228,6 +292,12 @@ def memory_decay_status(*, project: Project, memory_id: UUID | str) -> dict[str,
         "predicted_next_state": next_state,
         "predicted_in_days": in_days,
         "predicted_prune_in_days": _prune_in_days(project, parts),
+        "decay_rate": parts["decay_rate"],  # the memory's own; None: the project's
+        "effective_decay_rate": round(parts["rate"], 6),  # with the utility factor
+        "utility_score": parts["utility_score"],
+        "links": int(parts["links"]) if params["link_boost"] > 0 else None,
+        "decay_paused": state is not None and state.decay_paused_at is not None,
+        "compressed": Memory.objects.filter(pk=pk, compressed=True).exists(),
     }
 
 
@@ -268,6 +338,10 @@ def memory_preserve(
         changes = {"tags": list(dict.fromkeys([*memory.tags, "preserved"]))}
     memory = memory_update(project=project, memory_id=memory.pk, changes=changes, actor=actor)
     Memory.objects.filter(pk=memory.pk).update(decay_score=1.0, state=MemoryState.ACTIVE)
+    if memory.compressed:
+        from memories.services.archive import memories_decompress
+
+        memories_decompress(project=project, memory_ids=[memory.pk])
     memory.refresh_from_db()
     return memory
 

@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from memories.models import LinkType, Memory, MemoryLink
 from memories.services.content import check_metadata, check_unit_interval
 from memories.services.memories import CreateResult, MemoryInput, memory_create
+from memories.services.pii import scrub_for_storage
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, check_choice, parse_uuid
 from tenants.models import Project
@@ -42,6 +43,7 @@ def memory_link_create(
     link_type = check_link_type(link_type)
     strength = check_unit_interval("strength", strength)
     metadata = check_metadata(metadata or {})
+    metadata = scrub_for_storage(project=project, values={"metadata": metadata})["metadata"]
     source = _live_memory(project, from_id, "from_id")
     target = _live_memory(project, to_id, "to_id")
     if source.pk == target.pk:

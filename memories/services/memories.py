@@ -31,7 +31,8 @@ from memories.services.content import (
     content_hash,
 )
 from memories.services.embedding import embed_or_none
-from memoryplatform.events import EventType, emit_many
+from memories.services.utility import utility_enqueue
+from memoryplatform.events import EventScope, EventType, emit_many
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, parse_uuid
 from memoryplatform.lib.hooks import run_hooks
@@ -138,8 +139,16 @@ def _emit_many(project: Project, events: list[tuple[Memory, EventType, dict[str,
     emit_many(
         project_id=project.pk,
         project_slug=project.slug,
-        events=[(type, {"id": str(memory.pk), **data}) for memory, type, data in events],
+        events=[
+            (type, {"id": str(memory.pk), **data}, _event_scope(memory))
+            for memory, type, data in events
+        ],
     )
+
+
+def _event_scope(memory: Memory) -> EventScope:
+    """Whose memory it is, so a live-feed client can subscribe to one user, agent or run."""
+    return {name: value for name in SCOPE_FIELDS if (value := getattr(memory, name))}  # type: ignore[misc]
 
 
 def find_live_duplicate(*, project: Project, digest: str, scope: Scope) -> Memory | None:
@@ -152,13 +161,10 @@ def find_live_duplicate(*, project: Project, digest: str, scope: Scope) -> Memor
 
 
 def _mask(project: Project, values: dict[str, Any]) -> dict[str, Any]:
-    """PII masking before storage, hashing and embedding (memories/services/pii.py)."""
-    from memories.services.pii import mask_pii
+    """PII masking of every text field before storage, hashing and embedding (pii.py)."""
+    from memories.services.pii import scrub_for_storage
 
-    for name in ("content", "context"):
-        if isinstance(values.get(name), str):
-            values[name] = mask_pii(project=project, text=values[name])
-    return values
+    return scrub_for_storage(project=project, values=values)
 
 
 def _build(project: Project, data: MemoryInput, embedding: list[float] | None) -> Memory:
@@ -238,9 +244,10 @@ def _after_inserts(project: Project, results: list[CreateResult], items: list[Me
     from memories.services.consolidation import count_insert
 
     _update_graph(project, results, items)
-    created = sum(result.created for result in results)
+    created = [result.memory.pk for result in results if result.created]
     if created:
-        count_insert(project=project, count=created)
+        count_insert(project=project, count=len(created))
+        utility_enqueue(project=project, memory_ids=created)
 
 
 def _update_graph(project: Project, results: list[CreateResult], items: list[MemoryInput]) -> None:
@@ -299,6 +306,7 @@ def memory_update(
     _emit(project, memory, "memory_updated", changes=sorted(changed), version=memory.version)
     if "content" in changed:  # new facts may add or close relations in the graph
         run_hooks("memories_stored", project=project, stored=[(memory, True, [])])
+        utility_enqueue(project=project, memory_ids=[memory.pk])
     return memory
 
 

@@ -7,14 +7,17 @@ slows the read that caused it.
 
 from __future__ import annotations
 
+import time
 from uuid import UUID
 
 from memories.models import Memory
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memories_by_importance, memory_get
 from memories.selectors.search import SearchResult, memory_search
-from memories.selectors.search_types import SearchQuery
+from memories.selectors.search.sources import SourcesResult, search_sources
+from memories.selectors.search_types import SearchHit, SearchQuery
 from memories.services.reinforcement import memories_reinforce_later
+from memoryplatform.lib.hooks import run_hooks
 from tenants.models import Project
 
 
@@ -26,9 +29,19 @@ def memory_read(*, project: Project, memory_id: UUID | str) -> Memory:
 
 
 def memories_recall(*, project: Project, query: SearchQuery) -> SearchResult:
-    """A search whose results are returned to the caller, and so reinforced."""
+    """A search whose results are returned to the caller, and so reinforced; the
+    `search_completed` hooks count it (analytics' search statistics)."""
+    started = time.perf_counter()
     result = memory_search(project=project, query=query)
+    latency_ms = (time.perf_counter() - started) * 1000
     memories_reinforce_later(project=project, memory_ids=[hit.memory.pk for hit in result.hits])
+    run_hooks(
+        "search_completed",
+        project=project,
+        mode=result.mode,
+        hits=len(result.hits),
+        latency_ms=latency_ms,
+    )
     return result
 
 
@@ -40,3 +53,23 @@ def memories_recall_by_filters(
     found = memories_by_importance(project=project, filters=filters, token_budget=token_budget)
     memories_reinforce_later(project=project, memory_ids=[memory.pk for memory in found])
     return found
+
+
+def memories_recall_across_sources(
+    *, project: Project, query: SearchQuery, sources: list[str]
+) -> SourcesResult:
+    """A search of memories and registered sources (document passages) ranked together:
+    the memories returned are reinforced and the search counted, as `memories_recall`."""
+    started = time.perf_counter()
+    result = search_sources(project=project, query=query, sources=sources)
+    latency_ms = (time.perf_counter() - started) * 1000
+    returned = [hit.memory.pk for hit in result.hits if isinstance(hit, SearchHit)]
+    memories_reinforce_later(project=project, memory_ids=returned)
+    run_hooks(
+        "search_completed",
+        project=project,
+        mode=result.mode,
+        hits=len(result.hits),
+        latency_ms=latency_ms,
+    )
+    return result

@@ -19,13 +19,8 @@ forked child starts with an empty queue: its parent's reads are applied once, by
 
 from __future__ import annotations
 
-import atexit
 import logging
-import os
-import threading
-import time
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from uuid import UUID
 
@@ -34,7 +29,8 @@ from django.db import connection
 from django.utils import timezone
 
 from memories.models import Memory
-from memoryplatform.lib.db_threads import executor_with_connections, with_connection
+from memoryplatform.lib.deferred import DeferredWrites
+from memoryplatform.lib.rls import all_projects
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -66,7 +62,9 @@ def memories_reinforce_later(*, project: Project, memory_ids: Iterable[UUID | st
     if connection.in_atomic_block:
         memories_reinforce(project=project, memory_ids=memory_ids)
         return
-    _queue.add(project.pk, _ids(memory_ids), timezone.now())
+    ids, now = _ids(memory_ids), timezone.now()
+    if ids:
+        _queue.add(lambda reads: _merge(reads, project.pk, ids, now))
 
 
 def reinforcements_flush() -> int:
@@ -82,7 +80,8 @@ def _apply(reads: Reads) -> int:
     if not reads:
         return 0
     keys = list(reads)
-    with connection.cursor() as cursor:
+    # one merged UPDATE for the reads of every project (each queued by its own scoped read)
+    with all_projects("reinforcement of queued reads", routine=True), connection.cursor() as cursor:
         cursor.execute(
             _REINFORCE_SQL,
             [
@@ -96,62 +95,15 @@ def _apply(reads: Reads) -> int:
         return cursor.rowcount
 
 
-class _Queue:
-    """The reads waiting for the next merged UPDATE, and the one thread that applies them."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._reads: Reads = {}
-        self._scheduled = False
-        self._executor: tuple[int, ThreadPoolExecutor] | None = None
-
-    def forget(self) -> None:
-        """In a forked child: the parent's queued reads are the parent's to apply (once), and
-        its lock and thread are not this process's."""
-        self._lock = threading.Lock()
-        self._reads, self._scheduled = {}, False
-
-    def add(self, project_id: int, memory_ids: list[UUID], at: datetime) -> None:
-        if not memory_ids:
-            return
-        with self._lock:
-            for memory_id in memory_ids:
-                reads, _ = self._reads.get((project_id, memory_id), (0, at))
-                self._reads[(project_id, memory_id)] = (reads + 1, at)
-            if not self._scheduled:
-                try:
-                    self._thread().submit(with_connection, self._flush_after_delay)
-                    self._scheduled = True
-                except RuntimeError:  # the interpreter is exiting: the exit flush has them
-                    pass
-
-    def flush(self) -> int:
-        with self._lock:
-            reads, self._reads, self._scheduled = self._reads, {}, False
-        return _apply(reads)
-
-    def _flush_after_delay(self) -> None:
-        time.sleep(settings.MEMORY_REINFORCEMENT_DELAY_MS / 1000)
-        try:
-            self.flush()
-        except Exception:  # the reads were answered; their bookkeeping is what is lost
-            logger.exception("reinforcement update failed")
-
-    def _thread(self) -> ThreadPoolExecutor:
-        pid = os.getpid()  # a forked process starts a thread of its own
-        if self._executor is None or self._executor[0] != pid:
-            if self._executor is None:
-                atexit.register(_flush_at_exit)
-            self._executor = (pid, executor_with_connections(1, "reinforce"))
-        return self._executor[1]
+def _merge(reads: Reads, project_id: int, memory_ids: list[UUID], at: datetime) -> None:
+    for memory_id in memory_ids:
+        count, _ = reads.get((project_id, memory_id), (0, at))
+        reads[(project_id, memory_id)] = (count + 1, at)
 
 
-def _flush_at_exit() -> None:
-    try:
-        _queue.flush()
-    except Exception:
-        logger.warning("queued reinforcements not applied at exit", exc_info=True)
-
-
-_queue = _Queue()
-os.register_at_fork(after_in_child=_queue.forget)
+_queue: DeferredWrites[Reads] = DeferredWrites(
+    "reinforce",
+    empty=dict,
+    write=_apply,
+    delay=lambda: settings.MEMORY_REINFORCEMENT_DELAY_MS / 1000,
+)

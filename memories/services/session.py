@@ -13,7 +13,7 @@ from memories.services.bulk import memories_create_bulk
 from memories.services.content import Scope, check_metadata
 from memories.services.memories import MemoryInput
 from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import InvalidInput
+from memoryplatform.lib.errors import InvalidInput, check_count
 from tenants.models import Project
 
 # reflect parameter -> memory type (Memento); open questions are facts tagged as such
@@ -25,6 +25,9 @@ REFLECT_FIELDS = {
 }
 DEFAULT_CONTEXT_TYPES = ["preference", "error", "procedure"]
 DEFAULT_TOKEN_BUDGET = 2000
+
+# items of one list of a session reflection (decisions, errors, learnings...)
+MAX_REFLECT_ITEMS = 100
 
 
 def _strings(name: str, value: Any) -> list[str]:
@@ -53,6 +56,8 @@ def session_reflect(
     scope = Scope(scope.user_id, scope.agent_id, scope.run_id or session_id)
     Scope.of(scope.as_dict())  # at least one scope field
     lists = lists or {}
+    for name, values in lists.items():
+        check_count(name, values, MAX_REFLECT_ITEMS)
     base = {"source": "reflect", "metadata": {"session_id": session_id} if session_id else {}}
     summary_meta = dict(base["metadata"])
     if task_effectiveness is not None:

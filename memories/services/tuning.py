@@ -23,6 +23,8 @@ DEFAULTS = {
     "contradiction_min_similarity": "MEMORY_CONTRADICTION_MIN_SIMILARITY",
     "pruning": "MEMORY_PRUNING",
     "prune_threshold": "MEMORY_PRUNE_THRESHOLD",
+    "decay_link_boost": "MEMORY_DECAY_LINK_BOOST",
+    "archive_compress_chars": "MEMORY_ARCHIVE_COMPRESS_CHARS",
 }
 
 

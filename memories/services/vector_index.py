@@ -39,6 +39,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from memories.models import Memory
+from memoryplatform.db.rls import as_owner
 from memoryplatform.lib.db_threads import beside
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
@@ -198,7 +199,8 @@ def vector_index_rebuild(
     kwargs.update(name=f"{INDEX}_new", m=m, ef_construction=ef)
     new = type(_model_index())(*args, **kwargs)
     started = time.perf_counter()
-    with connection.cursor() as cursor:
+    # index DDL is the table owner's, not the runtime role's (memoryplatform/db/rls.py)
+    with as_owner(connection), connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s)", [_LOCK])
         if not cursor.fetchone()[0]:
             return RebuildReport(m=m, ef_construction=ef, seconds=0.0, rebuilt=False)

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from memoryplatform.lib.errors import ServiceError
+from memoryplatform.lib.timeouts import statement_timed_out, statement_timeout_message
 
 logger = logging.getLogger(__name__)
 DATABASE_RETRY_AFTER_SECONDS = 2
@@ -48,6 +49,12 @@ def error_response(
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ServiceError):
         return error_response(exc.code, exc.message, exc.status, exc.fields)
+    if isinstance(exc, OperationalError) and statement_timed_out(exc):
+        logger.warning("statement cancelled: %s", exc)
+        message = statement_timeout_message()
+        response = error_response("statement_timeout", message, status.HTTP_503_SERVICE_UNAVAILABLE)
+        response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
+        return response
     if isinstance(exc, OperationalError):  # no connection to be had, a server restarting...
         logger.warning("database unavailable: %s", exc)
         message = "The database is busy or unavailable; retry shortly."

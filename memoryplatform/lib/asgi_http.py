@@ -45,7 +45,7 @@ class ThreadedHTTPHandler(ASGIHandler):
     def __init__(self, *, threads: int, queue_limit: int = 200, queue_timeout: float = 5.0) -> None:
         BaseHandler.__init__(self)
         self.load_middleware(is_async=False)  # the chain runs in the request's thread
-        self._executor = executor_with_connections(threads, "http")
+        self._executor = executor_with_connections(threads, "http", serves_requests=True)
         self._django = ASGIHandler()  # async views
         self._queue_limit = queue_limit
         self._queue_timeout = queue_timeout

@@ -4,7 +4,8 @@
 connection of its own (from the pool under ASGI, or a persistent one), so two statements run
 on two PostgreSQL backends at once: hybrid search runs its semantic statement while the
 caller runs the keyword one. The connection is handed back (or kept within CONN_MAX_AGE)
-when the work ends, as Django does at the end of a request.
+when the work ends, as Django does at the end of a request. The work runs in the caller's
+row-level security scope (memoryplatform/lib/rls.py): it sees the caller's project only.
 
 Another connection cannot see the caller's uncommitted writes, so inside a transaction
 (`atomic`, a test's rollback-wrapped database) the work runs inline, in the caller's thread
@@ -38,6 +39,8 @@ from typing import TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, close_old_connections, connections
 
+from memoryplatform.lib.rls import carrying_scope
+
 T = TypeVar("T")
 WORKERS = 4  # concurrent requests each borrow one while their own statement runs
 _executors: dict[int, ThreadPoolExecutor] = {}  # beside's, by process (a fork starts its own)
@@ -50,10 +53,14 @@ _roles = itertools.count(1)
 
 @dataclass(frozen=True)
 class Role:
-    """A pool of threads that use the database: `threads` of them, named `name`."""
+    """A pool of threads that use the database: `threads` of them, named `name`. The
+    connections of a role that `serves_requests` (HTTP requests, MCP tool calls, the key checks
+    of streams, and `beside` in a process that serves requests) cancel statements running
+    longer than MEMORY_STATEMENT_TIMEOUT_MS; jobs' and commands' threads have no such limit."""
 
     name: str
     threads: int
+    serves_requests: bool = False
 
 
 def thread_role() -> Role | None:
@@ -74,7 +81,7 @@ def beside(work: Callable[[], T], *, using: str = DEFAULT_DB_ALIAS) -> Future[T]
     if thread_role() is _beside_role(executor) or not idle.acquire(blocking=False):
         return _inline(work)  # every beside thread busy (or this is one): no wait for one
     try:
-        future = executor.submit(with_connection, work)
+        future = executor.submit(with_connection, carrying_scope(work))  # the caller's project
     except BaseException:
         idle.release()
         raise
@@ -91,10 +98,12 @@ def _inline(work: Callable[[], T]) -> Future[T]:
     return done
 
 
-def executor_with_connections(workers: int, name: str) -> ThreadPoolExecutor:
+def executor_with_connections(
+    workers: int, name: str, *, serves_requests: bool = False
+) -> ThreadPoolExecutor:
     """A pool of long-lived threads that use Django's connections (each thread its own), known
     to `close_connections`; a role of its own (see the module docstring)."""
-    role = Role(f"{name}-{next(_roles)}", workers)
+    role = Role(f"{name}-{next(_roles)}", workers, serves_requests)
     executor = ThreadPoolExecutor(
         workers, thread_name_prefix=name, initializer=_enter_role, initargs=(role,)
     )
@@ -130,9 +139,19 @@ def _executor() -> tuple[ThreadPoolExecutor, threading.BoundedSemaphore]:
         if pid not in _executors:
             _executors.clear()
             _idle.clear()
-            _executors[pid] = executor_with_connections(WORKERS, "db-beside")
+            _executors[pid] = executor_with_connections(
+                WORKERS, "db-beside", serves_requests=_serves_requests(pid)
+            )
             _idle[pid] = threading.BoundedSemaphore(WORKERS)
         return _executors[pid], _idle[pid]
+
+
+def _serves_requests(pid: int) -> bool:
+    """Whether this process runs a role that serves requests (then `beside` work is a
+    request's too); a job or a command runs none."""
+    with _lock:
+        roles = [ex._memory_role for p, ex, _ in _with_connections if p == pid]  # type: ignore[attr-defined]
+    return any(role.serves_requests for role in roles)
 
 
 def _beside_role(executor: ThreadPoolExecutor) -> Role:
@@ -163,7 +182,9 @@ async def database_call(fn: Callable[..., T], *args: object) -> T:
     with _lock:
         if pid not in _async_executors:
             _async_executors.clear()
-            _async_executors[pid] = executor_with_connections(ASYNC_WORKERS, "db-async")
+            _async_executors[pid] = executor_with_connections(
+                ASYNC_WORKERS, "db-async", serves_requests=True
+            )
         executor = _async_executors[pid]
 
     def call() -> T:

@@ -57,3 +57,16 @@ def check_choice(field: str, value: object, allowed: list[str]) -> str:
             f"{field} must be one of {choices}", fields={field: [f"one of {choices}"]}
         )
     return str(value)
+
+
+MAX_ITEMS = 1000  # items of one list in one call: bulk writes, graph batches, deletes by name
+
+
+def check_count(field: str, items: object, maximum: int = MAX_ITEMS) -> None:
+    """Refuse a list longer than `maximum` before any of it is handled: every entry point
+    (REST, MCP, commands) reaches the service, so the cap holds whichever one is used."""
+    if isinstance(items, list | tuple) and len(items) > maximum:
+        raise InvalidInput(
+            f"at most {maximum} items in {field}, got {len(items)}",
+            fields={field: [f"at most {maximum} items"]},
+        )

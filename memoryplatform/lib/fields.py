@@ -4,10 +4,30 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from collections.abc import Callable
 from typing import Any
 
 from rest_framework import serializers
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable_text(value: Any) -> bool:
+    """Whether every string (and key) of a JSON value can go to PostgreSQL as text: no NUL
+    character and no unpaired surrogate, which text and jsonb refuse (a database error, so a
+    500, where the client deserves a 400 naming the field)."""
+    if isinstance(value, str):
+        return not _UNSTORABLE.search(value)
+    if isinstance(value, dict):
+        return all(storable_text(k) and storable_text(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(storable_text(item) for item in value)
+    return True
+
+
+# A list's `offset` is a PostgreSQL bigint (OFFSET): a larger one is a 400, not a database error.
+MAX_PAGE_OFFSET = 2**63 - 1
 
 
 class StrictCharField(serializers.CharField):

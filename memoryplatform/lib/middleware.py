@@ -26,7 +26,8 @@ from django.middleware.common import CommonMiddleware
 from django.middleware.csrf import CsrfViewMiddleware
 from django.middleware.security import SecurityMiddleware
 
-API_PREFIX = "/api/v1/"
+# key-authenticated APIs: ours, and mem0's paths (compat/mem0) that its clients call
+API_PREFIX = ("/api/v1/", "/v1/", "/v2/", "/v3/")
 
 
 class _Inline:

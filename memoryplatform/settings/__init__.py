@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from memoryplatform.settings.env import (
     env_float,
     env_int,
     env_list,
+    env_rate,
     env_str,
     persistent_secret,
 )
@@ -45,25 +47,30 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc served from our static files
     "channels",
     "django_q",
     "memoryplatform",
     "tenants",
     "memories",
     "entities",
+    "documents",  # uploaded documents, their chunks, search across them
     "analytics",
     "mcpserver",
+    "compat",  # other products' client APIs (mem0), over the apps above
 ]
 
 # Django's stock middleware, adapted so that an API request under ASGI does not cross between
 # the event loop and a thread at every hook; browser-only ones skip /api/v1/ (lib/middleware.py).
 MIDDLEWARE = [
+    "memoryplatform.middleware.RequestObservationMiddleware",  # request id, metrics
     "memoryplatform.lib.middleware.InlineSecurityMiddleware",
     "memoryplatform.lib.static.StaticFilesMiddleware",  # WhiteNoise, async-capable
     "memoryplatform.lib.middleware.BrowserOnlySessionMiddleware",
     "memoryplatform.lib.middleware.InlineCommonMiddleware",
     "memoryplatform.lib.middleware.BrowserOnlyCsrfViewMiddleware",
     "memoryplatform.lib.middleware.BrowserOnlyAuthenticationMiddleware",
+    "memoryplatform.lib.rls.RowLevelSecurityMiddleware",  # the request's project, nothing more
     "memoryplatform.lib.middleware.BrowserOnlyMessageMiddleware",
     "memoryplatform.lib.middleware.InlineXFrameOptionsMiddleware",
 ]
@@ -148,7 +155,23 @@ MEMORY_HOOKS: dict[str, list[str]] = {
     "project_reset": ["entities.services.graph.graph_reset"],
     # (ids=, names=, project=) -> Q: memories linked to these entities
     "entity_filter": ["entities.selectors.memory_filters.linked_to_entities"],
+    # (project, mode, hits, latency_ms): a search was answered (REST, MCP): count it
+    "search_completed": ["analytics.services.search_stats.search_completed"],
+    # (project, memory_ids) -> {memory id: [entity]}: the entities the admin shows beside memories
+    "admin_memory_entities": ["entities.admin.memory_entity_context"],
+    # (project, query, limit) -> [SourceHit]: more to search beside memories (`sources=`)
+    "extra_search_sources": ["documents.selectors.search.chunk_source"],
 }
+MEMORY_HOOKS["project_reset"].append("documents.services.documents_reset")
+# Uploaded documents (docs/documents.md): caps on what one upload may cost, and chunking.
+MEMORY_DOCUMENT_MAX_BYTES = env_int("MEMORY_DOCUMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=1)
+MEMORY_DOCUMENT_MAX_PAGES = env_int("MEMORY_DOCUMENT_MAX_PAGES", 500, minimum=1)
+MEMORY_DOCUMENT_MAX_CHUNKS = env_int("MEMORY_DOCUMENT_MAX_CHUNKS", 5000, minimum=1)
+MEMORY_DOCUMENT_CHUNK_CHARS = env_int("MEMORY_DOCUMENT_CHUNK_CHARS", 1200, minimum=100)
+MEMORY_DOCUMENT_CHUNK_OVERLAP = env_int("MEMORY_DOCUMENT_CHUNK_OVERLAP", 150, minimum=0)
+MEMORY_DOCUMENT_EMBED_BATCH = env_int("MEMORY_DOCUMENT_EMBED_BATCH", 64, minimum=1)
+# Days of per-day search statistics kept (analytics.SearchStat, a rolling table).
+MEMORY_ANALYTICS_SEARCH_DAYS = env_int("MEMORY_ANALYTICS_SEARCH_DAYS", 90, minimum=1)
 MEMORY_HTTP_THREADS = env_int("MEMORY_HTTP_THREADS", 20, minimum=1)
 MEMORY_HTTP_QUEUE_TIMEOUT = env_float("MEMORY_HTTP_QUEUE_TIMEOUT", 5.0, minimum=0.1)
 MEMORY_HTTP_QUEUE_LIMIT = env_int("MEMORY_HTTP_QUEUE_LIMIT", 200, minimum=1)
@@ -173,6 +196,14 @@ _db.setdefault("OPTIONS", {})["options"] = (
 )
 # Several test runs may share one server: each can name its own test database.
 _db["TEST"] = {"NAME": env_str("MEMORY_TEST_DB_NAME", "test_memoryplatform")}
+# Row-level security backs the tenant scoping (docs/security.md): every table with project_id
+# shows and accepts only the current project's rows, and the platform acts as the role
+# MEMORY_DB_APP_ROLE (created by migrate: no superuser, owns nothing); migrate runs as the owner.
+MEMORY_ROW_LEVEL_SECURITY = env_bool("MEMORY_ROW_LEVEL_SECURITY", True)
+MEMORY_DB_APP_ROLE = env_str("MEMORY_DB_APP_ROLE", "memory_app")
+if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", MEMORY_DB_APP_ROLE):
+    raise ImproperlyConfigured("MEMORY_DB_APP_ROLE: lowercase letters, digits and _")
+_db["APP_ROLE"] = MEMORY_DB_APP_ROLE if MEMORY_ROW_LEVEL_SECURITY else ""  # type: ignore[typeddict-unknown-key]
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -198,11 +229,31 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # redis-py 8 reads with a 5 s socket timeout by default: as long as channels_redis
+            # blocks waiting for a message (5 s), so every idle consumer failed (close 1011)
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
         }
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# Caches: "default" stays in process (counts and statistics a process may recompute);
+# "limits" holds what every server process must agree on, rate-limit counters and open-stream
+# slots (tenants/throttling.py, tenants/streams.py): Redis when REDIS_URL is set, else a table
+# in PostgreSQL (created by `migrate`).
+CACHES: dict[str, dict[str, object]] = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "limits": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        if REDIS_URL
+        else {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "memoryplatform_limits_cache",
+            # culled only past this many rows (expired ones first): live counters stay
+            "OPTIONS": {"MAX_ENTRIES": 20_000},
+        }
+    ),
+}
 
 _job_timeout = env_int("MEMORY_JOB_TIMEOUT", 1800, minimum=10)
 Q_CLUSTER: dict[str, object] = {
@@ -226,14 +277,42 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["tenants.permissions.HasApiKeyScope"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "memoryplatform.lib.schema.PlatformAutoSchema",
     "EXCEPTION_HANDLER": "memoryplatform.lib.api.exception_handler",
     "UNAUTHENTICATED_USER": None,
+    "DEFAULT_THROTTLE_CLASSES": ["tenants.throttling.ApiKeyRateThrottle"],
 }
 if DEBUG:
     REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append(  # type: ignore[attr-defined]
         "rest_framework.renderers.BrowsableAPIRenderer"
     )
+
+# --- Rate limits, timeouts, open streams (docs/security.md) ------------------------------
+# Requests per API key in each window, by kind: "<n>/<s|min|hour|day>" or "none". A project's
+# `limits` overrides them for its keys. Over the limit: 429 with Retry-After (REST), a tool
+# error (MCP). Generous by default: one key of a 2-core server under the load benchmark stays
+# well within them; lower them where tenants share a server.
+MEMORY_RATE_LIMITS = {
+    "read": env_rate("MEMORY_RATE_LIMIT_READ", "6000/min"),
+    "search": env_rate("MEMORY_RATE_LIMIT_SEARCH", "3000/min"),
+    "write": env_rate("MEMORY_RATE_LIMIT_WRITE", "3000/min"),
+    "admin": env_rate("MEMORY_RATE_LIMIT_ADMIN", "300/min"),  # reset, consolidate, decay, prune
+}
+# Which routes count as what (by URL name); any other request is `admin` if it needs the admin
+# scope, `write` if it writes, else `read`. A view may also name its kind (`throttle_scope`).
+MEMORY_RATE_LIMIT_ROUTES = {
+    "memory-search": "search",
+    "session-context": "search",
+    "memory-consolidate": "admin",
+    "memory-decay-run": "admin",
+    "memory-prune": "admin",
+}
+# A statement of an HTTP request or an MCP tool call running longer than this is cancelled
+# (503, code `statement_timeout`); jobs and commands have no limit (0 = none for requests too).
+MEMORY_STATEMENT_TIMEOUT_MS = env_int("MEMORY_STATEMENT_TIMEOUT_MS", 30_000, minimum=0)
+# Long-lived connections one key may hold open at once: websockets, SSE streams, MCP streams
+# (GET /mcp, /sse). The next is refused (websocket close 4429, HTTP 429); 0 = no cap.
+MEMORY_MAX_STREAMS_PER_KEY = env_int("MEMORY_MAX_STREAMS_PER_KEY", 20, minimum=0)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Memory Platform API",
@@ -243,7 +322,25 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SERVE_AUTHENTICATION": [],
     "COMPONENT_SPLIT_REQUEST": True,
+    # the docs pages load Swagger UI and Redoc from our own static files: no CDN, no internet
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # one name per choice set, whichever field uses it
+    "ENUM_NAME_OVERRIDES": {
+        "MemoryStateEnum": "memories.models.MemoryState",
+        "EntityTypeEnum": "entities.models.EntityType",
+        "MemoryTypeEnum": "memories.models.MemoryType",
+        "DocumentStatusEnum": "documents.models.DocumentStatus.values",  # the API sends values
+    },
 }
+
+# --- Operations (docs/operations.md) -------------------------------------------------------
+# /metrics: with a token, only its bearers may read; without, only clients on this host.
+MEMORY_METRICS_TOKEN = env_str("MEMORY_METRICS_TOKEN", "")
+# Memories by state are labelled by project for this many projects (the largest); the rest
+# are summed as project="_other", so the series count stays bounded.
+MEMORY_METRICS_TOP_PROJECTS = env_int("MEMORY_METRICS_TOP_PROJECTS", 20, minimum=0)
 
 # --- Memory behaviour ------------------------------------------------------------------
 MEMORY_MAX_CONTENT_LENGTH = env_int("MEMORY_MAX_CONTENT_LENGTH", 8000, minimum=1)
@@ -257,6 +354,11 @@ MEMORY_DECAY_HALF_LIFE_DAYS = env_float("MEMORY_DECAY_HALF_LIFE_DAYS", 30.0, min
 MEMORY_REINFORCEMENT_STEP = env_float("MEMORY_REINFORCEMENT_STEP", 0.1, minimum=0, maximum=1)
 # Reads of this long are merged into one reinforcement UPDATE (memories/services/reinforcement.py).
 MEMORY_REINFORCEMENT_DELAY_MS = env_int("MEMORY_REINFORCEMENT_DELAY_MS", 200, minimum=0)
+# Long-lived connections (websocket, SSE, MCP over stdio) check their key again this often and
+# end (websocket close code 4401) once it is revoked or expired.
+MEMORY_KEY_RECHECK_SECONDS = env_float("MEMORY_KEY_RECHECK_SECONDS", 60.0, minimum=0.01)
+# events kept per project for clients that reconnect (Last-Event-ID, last_event_id)
+MEMORY_EVENT_REPLAY = env_int("MEMORY_EVENT_REPLAY", 1000, minimum=1)
 MEMORY_API_KEY_TOUCH_SECONDS = env_int("MEMORY_API_KEY_TOUCH_SECONDS", 60, minimum=0)
 
 # Search (docs/search.md): semantic floor, hybrid fusion, candidate pool, HNSW query breadth.
@@ -311,6 +413,12 @@ MEMORY_LLM_API_KEY = env_str("MEMORY_LLM_API_KEY", "")
 MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "gpt-4o-mini")
 MEMORY_LLM_TIMEOUT = env_float("MEMORY_LLM_TIMEOUT", 30.0, minimum=0.1)
 MEMORY_LLM_MAX_RETRIES = env_int("MEMORY_LLM_MAX_RETRIES", 3, minimum=0)
+# What one `add` may cost and change (docs/security.md): the conversation's characters (a
+# longer one is a 400 naming `messages`), the facts kept from one extraction and the
+# operations kept from one update decision (the rest of a model's answer is dropped).
+MEMORY_LLM_MAX_INPUT_CHARS = env_int("MEMORY_LLM_MAX_INPUT_CHARS", 50_000, minimum=100)
+MEMORY_LLM_MAX_FACTS = env_int("MEMORY_LLM_MAX_FACTS", 20, minimum=1)
+MEMORY_LLM_MAX_OPERATIONS = env_int("MEMORY_LLM_MAX_OPERATIONS", 10, minimum=1)
 
 # Memory intelligence (docs/intelligence.md); per-project overrides live in Project.settings.
 MEMORY_PII_MASKING = env_bool("MEMORY_PII_MASKING", default=True)
@@ -342,6 +450,16 @@ MEMORY_PRUNE_THRESHOLD = env_float("MEMORY_PRUNE_THRESHOLD", 0.05, minimum=0, ma
 # The daily prune job removes memories below the threshold (memories/services/lifecycle.py);
 # false: it removes nothing (a project may also set "pruning": false in its settings).
 MEMORY_PRUNING = env_bool("MEMORY_PRUNING", True)
+# Decay boost per link: + ln(1 + links) x this, for memories many others link to (0 = off;
+# a project may set "decay_link_boost"). Archived memories longer than this many characters
+# have their text compressed to a summary (0 = never; the full text is kept, restorable).
+MEMORY_DECAY_LINK_BOOST = env_float("MEMORY_DECAY_LINK_BOOST", 0.0, minimum=0)
+MEMORY_ARCHIVE_COMPRESS_CHARS = env_int("MEMORY_ARCHIVE_COMPRESS_CHARS", 400, minimum=0)
+# Utility scoring of new and changed memories (a background job; memories/services/utility.py)
+# and its weight in search ranking: a score of 1 multiplies a hit by 1 + weight/2, 0 by
+# 1 - weight/2, the unassessed 0.5 by 1.
+MEMORY_UTILITY_SCORING = env_bool("MEMORY_UTILITY_SCORING", True)
+MEMORY_UTILITY_RANK_WEIGHT = env_float("MEMORY_UTILITY_RANK_WEIGHT", 0.2, minimum=0, maximum=1)
 
 # Knowledge graph: entity/relation extraction on store. auto = offline extractor inline,
 # LLM extractor as a background job; sync/async force one; off disables extraction.
@@ -350,15 +468,23 @@ MEMORY_GRAPH_EXTRACTION = env_choice(
 )
 
 LOG_LEVEL = env_str("MEMORY_LOG_LEVEL", "INFO").upper()
+# plain: one readable line a record; json: one JSON object a line, with the request id
+# (memoryplatform/logs.py).
+MEMORY_LOG_FORMAT = env_choice("MEMORY_LOG_FORMAT", "plain", {"plain", "json"})
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "memoryplatform.logs.JsonFormatter"},
+    },
+    "filters": {"request_id": {"()": "memoryplatform.logs.RequestIdFilter"}},
     "handlers": {
         # stderr, never stdout: the MCP stdio transport owns stdout.
         "stderr": {
             "class": "logging.StreamHandler",
-            "formatter": "plain",
+            "formatter": MEMORY_LOG_FORMAT,
+            "filters": ["request_id"],
             "stream": "ext://sys.stderr",
         }
     },
@@ -369,9 +495,34 @@ LOGGING = {
     },
 }
 
-if not DEBUG and not TESTING:
-    SESSION_COOKIE_SECURE = env_bool("MEMORY_SECURE_COOKIES", default=False)
-    CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# --- Transport security (docs/security.md, "Deploying") ------------------------------------
+# A deployment that names a public host (MEMORY_ALLOWED_HOSTS beyond this machine) is served
+# over TLS: secure cookies, HSTS and the HTTPS redirect are on unless switched off. The embedded
+# default, on localhost over plain HTTP, keeps them off so the admin's login works.
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "testserver"}
+PUBLIC_DEPLOYMENT = not DEBUG and any(host not in LOCAL_HOSTS for host in ALLOWED_HOSTS)
+SESSION_COOKIE_SECURE = env_bool("MEMORY_SECURE_COOKIES", default=PUBLIC_DEPLOYMENT)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SESSION_COOKIE_HTTPONLY = True
+SECURE_SSL_REDIRECT = env_bool("MEMORY_SSL_REDIRECT", default=PUBLIC_DEPLOYMENT)
+SECURE_HSTS_SECONDS = env_int(
+    "MEMORY_HSTS_SECONDS", 31_536_000 if PUBLIC_DEPLOYMENT else 0, minimum=0
+)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("MEMORY_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env_bool("MEMORY_HSTS_PRELOAD", default=False)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+# a load balancer's health probe and Prometheus may speak plain HTTP inside the network
+SECURE_REDIRECT_EXEMPT = [r"^health", r"^metrics$"]
+X_FRAME_OPTIONS = "DENY"
+# Behind a proxy that terminates TLS: the header it sets to "https" (e.g. X-Forwarded-Proto).
+_proxy_ssl_header = env_str("MEMORY_PROXY_SSL_HEADER", "")
+if _proxy_ssl_header:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"), "https")
+# Our middleware are Django's SecurityMiddleware, XFrameOptionsMiddleware and
+# CsrfViewMiddleware, subclassed (memoryplatform/lib/middleware.py); Django's checks look for the
+# exact class paths, so ours (memoryplatform/checks.py) look for the subclasses instead.
+SILENCED_SYSTEM_CHECKS = ["security.W001", "security.W002", "security.W003"]
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

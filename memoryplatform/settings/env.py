@@ -14,6 +14,8 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from memoryplatform.lib.rates import parse_rate
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -79,6 +81,16 @@ def env_choice(name: str, default: str, choices: set[str]) -> str:
     value = os.environ.get(name, default).strip().lower()
     if value not in choices:
         raise ImproperlyConfigured(f"{name} must be one of {sorted(choices)}, got {value!r}")
+    return value
+
+
+def env_rate(name: str, default: str) -> str:
+    """A rate such as "600/min" or "none" (memoryplatform/lib/rates.py), checked, as text."""
+    value = os.environ.get(name, default).strip()
+    try:
+        parse_rate(value)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name}: {exc}") from exc
     return value
 
 

@@ -57,3 +57,43 @@ def test_analytics_of_another_project_are_empty(charlie: Tenant, stored: None) -
 
 def test_analytics_need_a_key(anonymous) -> None:
     assert anonymous.get(f"{BASE}overview/").status_code == 401
+
+
+def test_relations_by_type_split_into_open_and_closed(alice: Tenant, charlie: Tenant) -> None:
+    from tests.entities.conftest import build_graph
+
+    build_graph(alice.project, [("Ada", "works_at", "Acme"), ("Bob", "works_at", "Acme")])
+    build_graph(alice.project, [("Ada", "uses", "Python")])
+    relation = alice.get("/api/v1/relations/").json()["results"][0]
+    alice.post(f"/api/v1/relations/{relation['id']}/close/", {})
+
+    body = alice.get(f"{BASE}relations/").json()
+
+    assert body["open"] + body["closed"] == 3
+    assert body["closed"] == 1
+    assert set(body["by_type"]) == {"works_at", "uses"}
+    assert charlie.get(f"{BASE}relations/").json() == {"by_type": {}, "open": 0, "closed": 0}
+
+
+def test_tool_feedback_report_rates_each_tool(alice: Tenant, charlie: Tenant) -> None:
+    from analytics.services import tool_feedback_record
+    from memoryplatform.lib.actor import Actor
+
+    agent = Actor("key", "test")
+    for relevant in (True, True, False):
+        tool_feedback_record(
+            project=alice.project,
+            tool_name="memory_search",
+            relevant=relevant,
+            sufficient=False,
+            actor=agent,
+            suggestion="" if relevant else "missed the deploy note",
+        )
+
+    body = alice.get(f"{BASE}feedback/").json()
+
+    assert body["reports"] == 3
+    assert body["tools"]["memory_search"]["relevant_rate"] == pytest.approx(0.6667)
+    assert body["by_trigger"] == {"voluntary": 3}
+    assert [s["suggestion"] for s in body["suggestions"]] == ["missed the deploy note"]
+    assert charlie.get(f"{BASE}feedback/").json()["reports"] == 0

@@ -182,7 +182,9 @@ def test_a_memory_whose_extraction_fails_is_stored_and_the_others_keep_their_gra
 def test_a_name_another_writer_inserted_meanwhile_is_folded_into_theirs(alice):
     from entities.services.resolution import _Batch
 
-    spec = EntitySpec("Zora", "person", description="runs the data team").cleaned()
+    spec = EntitySpec("Zora", "person", description="runs the data team").cleaned(
+        project=alice.project
+    )
     batch = _Batch.load(alice.project, [spec])  # before the other writer's row exists
     theirs = Entity.objects.create(
         project=alice.project, name="Zora", normalized_name="zora", entity_type="person",

@@ -48,9 +48,20 @@ STANDARD_TOOLS = frozenset(
         "relation_delete",
         "entity_delete",
         "memory_delete",
+        "document_add",
+        "document_list",
+        "document_search",
     }
 )
-AIMEMORY_EXTRA = frozenset({"memory_graph_search", "memory_graph_analysis"})
+AIMEMORY_EXTRA = frozenset(
+    {
+        "memory_graph_search",
+        "memory_graph_analysis",
+        "memory_decay_control",
+        "memory_set_decay_rate",
+        "memory_decompress",
+    }
+)
 SQLNATIVE_TOOLS = frozenset(
     {
         "store_memory",
@@ -299,6 +310,17 @@ async def test_standard_tools_through_a_working_session(alice, profile):
         deleted = await calls.ok("memory_delete", {"memory_ids": [fix["id"]]})
         assert (deleted["deleted"], deleted["deleted_ids"]) == (1, [fix["id"]])
 
+        # documents: add a runbook, list it, find its passage (tests/documents has the rest)
+        runbook = "# CI\n\n## Disk\n\nWhen the CI runner's disk fills up, prune old images."
+        added = await calls.ok(
+            "document_add", {"text": runbook, "mime_type": "text/markdown", "user_id": "u1"}
+        )
+        assert added["created"] is True
+        listed = await calls.ok("document_list", {"user_id": "u1"})
+        assert [doc["id"] for doc in listed["results"]] == [added["id"]]
+        passages = await calls.ok("document_search", {"query": "runner disk", "user_id": "u1"})
+        assert passages["results"][0]["heading_path"] == ["CI", "Disk"]
+
     assert calls.called == STANDARD_TOOLS
 
 
@@ -345,6 +367,15 @@ async def test_aimemory_graph_search_is_memory_traverse_and_analysis_finds_conne
         assert kept["metadata"]["preserved_until"].startswith("2999-01-01")
         status = await calls.ok("memory_decay_status", {"memory_id": decision})
         assert status["preserved"] is True and status["decay_score"] == 1.0
+
+        # decay control: pause the scheduled job, a memory's own rate, compressed archives
+        paused = await calls.ok("memory_decay_control", {"action": "pause"})
+        assert paused["paused"] is True
+        assert (await calls.ok("memory_decay_control", {"action": "resume"}))["paused"] is False
+        rated = await calls.ok("memory_set_decay_rate", {"memory_id": claim, "decay_rate": 0.0})
+        assert rated["decay_rate"] == 0.0
+        not_compressed = await calls.result("memory_decompress", {"memory_id": claim})
+        assert not_compressed.is_error  # nothing to restore: the text is whole
     assert calls.called >= AIMEMORY_EXTRA
 
 

@@ -482,3 +482,24 @@ async def test_reading_a_memory_through_mcp_reinforces_it(alice):
     while await sync_to_async(access_count)() < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert await sync_to_async(access_count)() == 2
+
+
+async def test_a_revoked_key_stops_a_long_lived_mcp_session(alice, settings):
+    # a stdio server binds its key for its whole life: it checks it again every
+    # MEMORY_KEY_RECHECK_SECONDS and refuses every call once the key is revoked
+    import asyncio
+
+    from asgiref.sync import sync_to_async
+
+    from tenants.models import ApiKey
+    from tenants.services import api_key_revoke
+
+    settings.MEMORY_KEY_RECHECK_SECONDS = 0.1
+    async with in_process(alice) as client:
+        assert not (await client.call_tool("memory_stats", {})).is_error
+        prefix = await sync_to_async(lambda: ApiKey.objects.get(project=alice.project).prefix)()
+        await sync_to_async(api_key_revoke)(prefix=prefix)
+        await asyncio.sleep(0.2)
+        refused = await client.call_tool("memory_stats", {})
+        assert refused.is_error
+        assert "revoked" in refused.content[0].text

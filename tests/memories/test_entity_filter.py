@@ -17,6 +17,7 @@ from memories.selectors.filters import MemoryFilters, apply_filters
 from memories.selectors.memories import memory_queryset
 from memories.selectors.search import memory_search
 from memories.selectors.search_types import SearchQuery
+from memoryplatform.db.rls import as_owner
 from tests.conftest import Tenant
 from tests.mcpserver.conftest import in_process, structured
 
@@ -272,7 +273,7 @@ def test_semantic_search_with_a_selective_entity_filter_still_returns_limit_resu
     EntityMemory.objects.bulk_create(
         EntityMemory(project=alice.project, entity=entity, memory=memory) for memory in linked
     )
-    with connection.cursor() as cursor:  # undone with the test's transaction
+    with as_owner(connection), connection.cursor() as cursor:  # undone with the test's transaction
         cursor.execute("ANALYZE memories_memory; SET enable_sort = off")
     query = SearchQuery(
         text="trail running in the alps",

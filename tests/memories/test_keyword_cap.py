@@ -8,6 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from memories.services.bulk import memories_create_bulk
 from memories.services.memories import MemoryInput
+from memoryplatform.db.rls import as_owner
 from memoryplatform.lib.actor import SYSTEM
 
 
@@ -60,7 +61,7 @@ def test_terms_common_across_the_table_skip_their_own_scan_but_still_count(alice
     tools = ["Kafka", "Redis", "Airflow", "Grafana", "Sentry", "Celery", "Vault", "Consul"]
     _store(alice, [f"Deploy {t} to the {p} cluster" for p in places for t in tools])
     _store(alice, ["The pottery class meets on Thursdays", "Pottery glaze for the deploy"])
-    with connection.cursor() as cursor:
+    with as_owner(connection), connection.cursor() as cursor:  # the table owner's to analyze
         cursor.execute("ANALYZE memories_memory")
     keyword._term_stats.clear()
     lexemes = keyword.query_lexemes("deploy cluster pottery")
@@ -144,7 +145,7 @@ def test_a_small_tenant_beside_a_large_one_searches_its_own_memories_through_the
     large = [f"Deploy {t} to {c} on {d}" for c in cities for t in tools for d in days]
     _store(alice, large)
     _store(bob, ["Deploy the invoices service on Fridays", "Lunch at the noodle place"])
-    with connection.cursor() as cursor:
+    with as_owner(connection), connection.cursor() as cursor:  # the table owner's to analyze
         cursor.execute("ANALYZE memories_memory")
     selectors._table_stats.clear()
 

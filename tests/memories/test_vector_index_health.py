@@ -134,14 +134,17 @@ def test_reinforcement_is_a_hot_update_that_adds_nothing_to_the_graph(alice):
     for text in ("Canine behavior training tips", "Lunch is at noon on Fridays"):
         alice.post("/api/v1/memories/", {"content": text, "user_id": "u1"})
     ids = list(Memory.objects.filter(project=alice.project).values_list("pk", flat=True))
+    stats = (
+        "SELECT pg_stat_get_xact_tuples_updated(%s::regclass), "
+        "pg_stat_get_xact_tuples_hot_updated(%s::regclass)"
+    )
     with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(stats, ["memories_memory", "memories_memory"])
+        before = cursor.fetchone()  # the test's own transaction: the stores' writes count too
         assert memories_reinforce(project=alice.project, memory_ids=ids) == 2
-        cursor.execute(
-            "SELECT pg_stat_get_xact_tuples_updated(%s::regclass), "
-            "pg_stat_get_xact_tuples_hot_updated(%s::regclass)",
-            ["memories_memory", "memories_memory"],
-        )
-        assert cursor.fetchone() == (2, 2)  # no index entry, no graph element
+        cursor.execute(stats, ["memories_memory", "memories_memory"])
+        after = cursor.fetchone()
+        assert (after[0] - before[0], after[1] - before[1]) == (2, 2)  # no index entry
 
 
 def test_the_hourly_job_and_the_command_report_and_refuse_bad_input(model_parameters_restored):

@@ -11,6 +11,7 @@ import httpx
 import pytest
 from django.db import connection
 
+from memoryplatform.db.rls import as_owner
 from tests.mcpserver.conftest import (  # noqa: F401 (fixture)
     LIVE_SERVER_APPLICATION,
     child_env,
@@ -64,7 +65,7 @@ def test_connections_the_database_closed_are_replaced_not_used(live_server_mcp, 
         for _ in range(3):
             for _ in range(5):
                 _search_tea(client)
-            with connection.cursor() as cursor:
+            with as_owner(connection), connection.cursor() as cursor:  # the administrator
                 cursor.execute(
                     "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity"
                     " WHERE datname = current_database() AND application_name = %s",

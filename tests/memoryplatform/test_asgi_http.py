@@ -114,7 +114,7 @@ async def test_sse_stream_through_the_asgi_app() -> None:
     )
     assert status == 201
     chunk = (await stream.receive_output(timeout=5))["body"].decode()
-    assert chunk.startswith("event: memory_created")
+    assert chunk.startswith("id: ") and "\nevent: memory_created\n" in chunk
     assert created["id"] in chunk
     await stream.send_input({"type": "http.disconnect"})
     await stream.wait(timeout=5)  # the stream ends with its client

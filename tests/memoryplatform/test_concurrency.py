@@ -22,6 +22,7 @@ from memories.services.memories import MemoryInput, memory_create
 from memoryplatform.lib.actor import command
 from memoryplatform.lib.asgi_http import ThreadedHTTPHandler
 from memoryplatform.lib.db_threads import close_connections, executor_with_connections
+from memoryplatform.lib.rls import carrying_scope
 from tests.conftest import make_tenant
 from tests.mcpserver.conftest import live_server_mcp  # noqa: F401 (fixture)
 
@@ -74,7 +75,7 @@ def test_a_hybrid_search_takes_no_second_connection_from_its_threads_pool(
             connection.close()  # back to its pool, as at the end of a request
 
     try:
-        contents = requests.submit(one_request).result(timeout=30)
+        contents = requests.submit(carrying_scope(one_request)).result(timeout=30)
     finally:
         requests.shutdown()
     assert contents[0] == "User prefers dark mode"

@@ -62,9 +62,9 @@ async def test_another_projects_events_never_arrive() -> None:
 async def test_missing_or_bad_key_is_refused() -> None:
     for key in (None, "mp_nope_nope"):
         ws = await connect(key)
-        connected, code = await ws.connect()
-        assert not connected
-        assert code == 4401
+        connected, _ = await ws.connect()
+        assert connected  # the handshake completes, so the client learns why:
+        assert await ws.receive_output(timeout=5) == {"type": "websocket.close", "code": 4401}
 
 
 async def test_failed_write_sends_no_event() -> None:
@@ -96,3 +96,54 @@ async def test_a_bulk_write_sends_each_memorys_event_in_order() -> None:
         ("memory_created", text) for text in texts
     ]
     await ws.disconnect()
+
+
+async def test_a_revoked_key_ends_an_open_connection(settings) -> None:
+    # a connection checks its key once when it opens, and again every
+    # MEMORY_KEY_RECHECK_SECONDS: revoking the key ends it (4401), as it would refuse it
+    from tenants.models import ApiKey
+    from tenants.services import api_key_revoke
+
+    settings.MEMORY_KEY_RECHECK_SECONDS = 0.1
+    alice = await sync_to_async(make_tenant)("alice")
+    ws = await connect(alice.key)
+    connected, _ = await ws.connect()
+    assert connected
+    assert (await ws.receive_json_from())["type"] == "subscribed"
+    prefix = await sync_to_async(lambda: ApiKey.objects.get(project=alice.project).prefix)()
+    await sync_to_async(api_key_revoke)(prefix=prefix)
+    closed = await ws.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 4401}
+
+
+async def test_an_sse_stream_ends_when_its_key_is_revoked(settings) -> None:
+    import json
+
+    from channels.testing import ApplicationCommunicator
+
+    from tenants.models import ApiKey
+    from tenants.services import api_key_revoke
+
+    settings.MEMORY_KEY_RECHECK_SECONDS = 0.1
+    alice = await sync_to_async(make_tenant)("alice")
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/api/v1/events/",
+        "query_string": b"",
+        "headers": [(b"host", b"testserver"), (b"authorization", f"Bearer {alice.key}".encode())],
+    }
+    stream = ApplicationCommunicator(application, scope)
+    await stream.send_input({"type": "http.request", "body": b"", "more_body": False})
+    assert (await stream.receive_output(5))["status"] == 200
+    assert b"subscribed" in (await stream.receive_output(5))["body"]
+    prefix = await sync_to_async(lambda: ApiKey.objects.get(project=alice.project).prefix)()
+    await sync_to_async(api_key_revoke)(prefix=prefix)
+    bodies = b""
+    while True:
+        message = await stream.receive_output(5)
+        bodies += message.get("body", b"")
+        if not message.get("more_body", False):
+            break
+    assert b"event: revoked" in bodies
+    assert json.loads(bodies.split(b"data: ")[-1])["reason"].startswith("the API key")

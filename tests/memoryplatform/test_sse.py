@@ -25,9 +25,9 @@ async def next_event(stream) -> tuple[str, dict]:
     while True:
         chunk = await asyncio.wait_for(stream.__anext__(), 5)
         text = chunk.decode() if isinstance(chunk, bytes) else chunk
-        if text.startswith("event: "):
-            name, data = text.strip().split("\n", 1)
-            return name.removeprefix("event: "), json.loads(data.removeprefix("data: "))
+        fields = dict(line.split(": ", 1) for line in text.strip().split("\n") if ": " in line)
+        if "event" in fields:
+            return fields["event"], json.loads(fields["data"])
 
 
 async def test_sse_stream_delivers_memory_created() -> None:

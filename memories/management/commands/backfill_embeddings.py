@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from memories.services.backfill import backfill_queryset, memories_backfill_embeddings
+from memoryplatform.lib.rls import across_projects
 from tenants.models import Project
 
 
@@ -28,6 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--batch-size", type=int, default=64)
         parser.add_argument("--no-progress", action="store_true")
 
+    @across_projects("manage.py backfill_embeddings")  # an operator's command: every project
     def handle(self, *args: Any, **options: Any) -> None:
         project = None
         if options["project"]:

@@ -17,6 +17,7 @@ from memories.management.commands._maintenance import (
 )
 from memories.services.consolidation import memories_consolidate
 from memoryplatform.lib.actor import command
+from memoryplatform.lib.rls import across_projects
 
 
 def _since(value: str) -> datetime | str:
@@ -49,6 +50,7 @@ class Command(BaseCommand):
             "memories changed since then look for partners (default: a full run)",
         )
 
+    @across_projects("manage.py consolidate_memories")  # an operator's command: every project
     def handle(self, *args: Any, **options: Any) -> None:
         quiet = options["verbosity"] == 0
         try:

@@ -23,6 +23,7 @@ from memories.services.memories import MemoryInput
 from memories.services.vector_index import pending_vectors
 from memoryplatform.lib.actor import command
 from memoryplatform.lib.errors import InvalidInput
+from memoryplatform.lib.rls import across_projects
 from tenants.models import Project
 
 MAX_ERRORS = 20  # reported before giving up on a broken file
@@ -59,6 +60,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--no-progress", action="store_true")
 
+    @across_projects("manage.py import_memories")  # an operator's command: every project
     def handle(self, *args: Any, **options: Any) -> None:
         project = Project.objects.filter(slug=options["project"]).first()
         if project is None:

@@ -10,6 +10,7 @@ from tqdm import tqdm
 
 from memories.management.commands._maintenance import add_project_argument, projects
 from memories.services.vector_index import BATCH, index_pending_vectors, pending_vectors
+from memoryplatform.lib.rls import across_projects
 
 
 class Command(BaseCommand):
@@ -30,6 +31,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--no-progress", action="store_true")
 
+    @across_projects("manage.py index_vectors")  # an operator's command: every project
     def handle(self, *args: Any, **options: Any) -> None:
         if options["batch_size"] < 1:
             raise CommandError("--batch-size must be at least 1")

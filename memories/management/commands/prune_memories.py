@@ -13,6 +13,7 @@ from memories.management.commands._maintenance import (
 )
 from memories.services.lifecycle import memories_prune
 from memoryplatform.lib.actor import command
+from memoryplatform.lib.rls import across_projects
 
 
 class Command(BaseCommand):
@@ -23,6 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--threshold", type=float, default=None)
         parser.add_argument("--dry-run", action="store_true")
 
+    @across_projects("manage.py prune_memories")  # an operator's command: every project
     def handle(self, *args: Any, **options: Any) -> None:
         quiet = options["verbosity"] == 0
         try:

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memories.services.vector_index import INDEX, USER_VECTORS, vector_index_rebuild
 from memoryplatform.lib.errors import InvalidInput
+from memoryplatform.lib.rls import across_projects
 
 
 class Command(BaseCommand):
@@ -23,6 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--m", type=int, default=None, help="links per node (2-100)")
         parser.add_argument("--ef-construction", type=int, default=None, help="build breadth")
 
+    @across_projects("manage.py rebuild_vector_index")  # an operator's command: every project
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             report = vector_index_rebuild(

@@ -14,6 +14,7 @@ from memories.management.commands._maintenance import (
 from memories.models import Memory
 from memories.services.lifecycle import memories_decay
 from memoryplatform.lib.actor import command
+from memoryplatform.lib.rls import across_projects
 
 
 class Command(BaseCommand):
@@ -22,6 +23,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         add_project_argument(parser)
 
+    @across_projects("manage.py run_decay")  # an operator's command: every project
     def handle(self, *args: Any, **options: Any) -> None:
         quiet = options["verbosity"] == 0
         try:

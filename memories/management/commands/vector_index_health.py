@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memories.services.vector_index import vector_index_maintain
 from memoryplatform.lib.errors import InvalidInput
+from memoryplatform.lib.rls import across_projects
 
 
 class Command(BaseCommand):
@@ -21,6 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--max-churn", type=float, default=None, help="rebuild at this share")
         parser.add_argument("--check-only", action="store_true", help="report, never rebuild")
 
+    @across_projects("manage.py vector_index_health")  # an operator's command: every project
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             report = vector_index_maintain(

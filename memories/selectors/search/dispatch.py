@@ -19,8 +19,10 @@ from django.utils.module_loading import import_string
 from memories.models import Memory
 from memories.selectors.filters import MemoryFilters, apply_filters, effective_confidence
 from memories.selectors.memories import memories_by_id, memory_queryset, project_share
+from memories.selectors.quality import rank_factor
 from memories.selectors.search_types import Candidate, SearchHit, SearchQuery
 from memoryplatform.lib.errors import InvalidInput
+from memoryplatform.metrics import timed_search
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -35,7 +37,7 @@ HYBRID_BOOSTS: list[str] = ["entities.selectors.search.graph_boost"]
 
 # What ranking reads of a candidate (plus effective_confidence): modes load candidates as
 # `Candidate`s of these columns and the dispatcher loads whole rows for the returned page alone.
-CANDIDATE_FIELDS = ("id", "created_at", "token_count")
+CANDIDATE_FIELDS = ("id", "created_at", "token_count", "utility_score")
 
 
 @functools.cache
@@ -47,17 +49,17 @@ def candidate_columns() -> tuple[str, ...]:
 
 def candidate(row: Any, effective_confidence: float | None = None) -> Candidate:
     """The Candidate of a statement row starting with candidate_columns()."""
-    pk, created_at, token_count = (row[i] for i in _candidate_positions())
-    found = Candidate(pk, created_at, token_count)
+    pk, created_at, token_count, utility = (row[i] for i in _candidate_positions())
+    found = Candidate(pk, created_at, token_count, utility)
     if effective_confidence is not None:
         found.effective_confidence = effective_confidence
     return found
 
 
 @functools.cache
-def _candidate_positions() -> tuple[int, int, int]:
+def _candidate_positions() -> tuple[int, ...]:
     columns = candidate_columns()
-    return columns.index("id"), columns.index("created_at"), columns.index("token_count")
+    return tuple(columns.index(name) for name in CANDIDATE_FIELDS)
 
 
 MAX_QUERY_LENGTH = 2000
@@ -195,6 +197,7 @@ def candidate_count(query: SearchQuery) -> int:
     return max(query.offset + query.limit, settings.MEMORY_SEARCH_CANDIDATES)
 
 
+@timed_search
 def memory_search(*, project: Project, query: SearchQuery) -> SearchResult:
     _validate(query)
     query = without_own_name(query)
@@ -273,7 +276,8 @@ def resolve_boosts() -> list[Callable[..., dict[Any, float]]]:
 
 
 def _rank_by_confidence(hits: list[SearchHit]) -> list[SearchHit]:
-    """final score = relevance × effective confidence."""
+    """final score = relevance × effective confidence × the utility factor (1 for a memory
+    of neutral or unassessed utility; `memories.selectors.quality.rank_factor`)."""
     missing = [hit.memory.pk for hit in hits if not hasattr(hit.memory, "effective_confidence")]
     if missing:  # a mode that did not start from search_queryset: ask PostgreSQL once
         values = dict(
@@ -287,8 +291,11 @@ def _rank_by_confidence(hits: list[SearchHit]) -> list[SearchHit]:
     for hit in hits:
         confidence = float(hit.memory.effective_confidence)
         relevance = hit.score
+        utility = getattr(hit.memory, "utility_score", None)
         hit.parts = {**hit.parts, "relevance": relevance, "confidence": confidence}
-        hit.score = relevance * confidence
+        if utility is not None:
+            hit.parts["utility"] = float(utility)
+        hit.score = relevance * confidence * rank_factor(utility)
     # Ties (equal relevance, equal confidence) go to the newer memory, then to the id.
     hits.sort(key=lambda hit: str(hit.memory.pk))
     hits.sort(key=lambda hit: hit.memory.created_at, reverse=True)

@@ -99,6 +99,14 @@ def _fusion_options(options: dict[str, Any]) -> tuple[str, float]:
     return fusion, float(alpha)
 
 
+def fuse(keyword: Ranked, semantic: Ranked, options: dict[str, Any]) -> list[SearchHit]:
+    """Keyword and semantic rankings fused as hybrid search fuses them, by the `fusion` and
+    `alpha` options (or their settings): for rankings of anything with a `pk`, so document
+    passages (the documents app) are fused exactly as memories are."""
+    fusion, alpha = _fusion_options(options)
+    return (_minmax if fusion == "minmax" else _rrf)(keyword, semantic, alpha)
+
+
 def _minmax(keyword: Ranked, semantic: Ranked, alpha: float) -> list[SearchHit]:
     ranks = [rank for _, rank in keyword]
     low, high = min(ranks, default=0.0), max(ranks, default=0.0)

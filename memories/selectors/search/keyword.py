@@ -40,6 +40,7 @@ from memories.selectors.search.dispatch import (
 from memories.selectors.search.statements import fetch_with_settings
 from memories.selectors.search_types import Ranked, SearchHit
 from memories.selectors.search_types import SearchQuery as MemorySearchQuery
+from memoryplatform.db.rls import as_owner
 from tenants.models import Project
 
 _WEBSEARCH_SYNTAX = re.compile(r'"|(^|\s)-\w')
@@ -222,7 +223,8 @@ def _term_rows(using: str) -> dict[str, float]:
     cached = _term_stats.get(using)
     if cached is not None and now - cached[0] < TERM_STATS_SECONDS:
         return cached[1]
-    with connections[using].cursor() as cursor:
+    # pg_stats hides a table under row-level security from the runtime role: read as the owner
+    with as_owner(connections[using]), connections[using].cursor() as cursor:
         cursor.execute(
             """
             SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples

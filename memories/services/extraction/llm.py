@@ -4,17 +4,28 @@ JSON mode answers must be objects, so the prompts ask for `{"facts": [...]}` and
 `{"memory": [...]}`; bare arrays and arrays embedded in text are accepted too. Existing memories
 are shown to the model under short integer ids, mapped back here: the model never sees or
 invents real ids, and can only touch the candidates it was shown.
+
+Everything users wrote (the conversation, the stored memories, the facts extracted from them)
+reaches the model only as JSON inside `<<<NAME … >>>NAME` blocks that the system prompt calls
+data (`memoryplatform.llm.DATA_RULE`), and what comes back is capped: at most
+`MEMORY_LLM_MAX_FACTS` facts and `MEMORY_LLM_MAX_OPERATIONS` operations per fact, none longer
+than a memory may be. A project's own extraction instructions are appended to ours, never
+replacing them.
 """
 
 from __future__ import annotations
 
 import json
-import re
+import logging
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+
 from memories.models import Memory
-from memoryplatform.llm import ChatLLM
+from memoryplatform.llm import DATA_RULE, ChatLLM, data_block
+
+logger = logging.getLogger(__name__)
 
 FACT_EXTRACTION_PROMPT = """\
 You are an expert at extracting structured, atomic facts from conversations.
@@ -40,16 +51,18 @@ Rules:
 - Format each fact as a concise, declarative sentence
 - Use third person (e.g., "User prefers..." not "You prefer...")
 
-Return a JSON object {"facts": [...]} whose value is an array of strings. If no meaningful
-facts can be extracted, return {"facts": []}.
+The conversation is given as one JSON string in a <<<CONVERSATION block, one
+`role: content` line per message. Return a JSON object {"facts": [...]} whose value is an
+array of strings. If no meaningful facts can be extracted, return {"facts": []}.
 
 Example output:
 {"facts": ["User's name is Alice", "User works as a software engineer at Acme Corp",
  "User prefers Python for backend development"]}"""
 
 UPDATE_MEMORY_PROMPT = """You are a memory management system. You will be given:
-1. A new piece of information (the "new fact")
-2. A list of existing memories that are potentially related
+1. A new piece of information (the "new fact"), as a JSON string in a <<<NEW_FACT block
+2. A list of existing memories that are potentially related, as a JSON array of
+   {"id", "text"} objects in an <<<EXISTING_MEMORIES block
 
 Your job is to decide what memory operations to perform. For each operation,
 return a JSON object.
@@ -108,55 +121,94 @@ def _find_array(value: Any, keys: tuple[str, ...]) -> list[Any] | None:
             return [value]
         lists = [item for item in value.values() if isinstance(item, list)]
         return lists[0] if len(lists) == 1 else None
-    if isinstance(value, str):
-        match = re.search(r"\[.*\]", value, re.DOTALL)
-        if match:
+    if isinstance(value, str):  # from the first "[" to the last "]", found in one pass
+        start, end = value.find("["), value.rfind("]")
+        if 0 <= start < end:
             try:
-                return _find_array(json.loads(match.group(0)), keys)
+                return _find_array(json.loads(value[start : end + 1]), keys)
             except json.JSONDecodeError:
                 return None
     return None
 
 
+def extraction_system_prompt(custom: str | None) -> str:
+    """Our prompt and the data rule; a project's own instructions come after them, as
+    refinements (they cannot remove the rule or the output format)."""
+    system = f"{FACT_EXTRACTION_PROMPT}\n\n{DATA_RULE}"
+    if custom:
+        system += (
+            "\n\nAdditional instructions from the project's administrator. They refine what "
+            "to extract; the output format and the security rule above still apply:\n" + custom
+        )
+    return system
+
+
+def _fits(text: str) -> bool:
+    return len(text) <= settings.MEMORY_MAX_CONTENT_LENGTH
+
+
 def extract_facts_llm(llm: ChatLLM, *, conversation: str, prompt: str | None) -> list[str]:
-    """Raises ProviderError when the model is unreachable or answers garbage."""
-    answer = llm.complete_json(system=prompt or FACT_EXTRACTION_PROMPT, user=conversation)
+    """Raises ProviderError when the model is unreachable or answers garbage. At most
+    MEMORY_LLM_MAX_FACTS facts; a fact longer than a memory may be is dropped."""
+    answer = llm.complete_json(
+        system=extraction_system_prompt(prompt), user=data_block("CONVERSATION", conversation)
+    )
     items = _find_array(answer, ("facts", "memories", "memory", "results")) or []
-    facts = []
+    facts: list[str] = []
     for item in items:
         text = item.get("fact") or item.get("text") if isinstance(item, dict) else item
-        if isinstance(text, str) and text.strip() and text.strip() not in facts:
-            facts.append(text.strip())
-    return facts
+        text = text.strip() if isinstance(text, str) else ""
+        if text and _fits(text) and text not in facts:
+            facts.append(text)
+    if len(facts) > settings.MEMORY_LLM_MAX_FACTS:
+        logger.warning(
+            "the model extracted %d facts; keeping the first %d",
+            len(facts),
+            settings.MEMORY_LLM_MAX_FACTS,
+        )
+    return facts[: settings.MEMORY_LLM_MAX_FACTS]
 
 
 def decision_prompt(fact: str, candidates: list[Memory]) -> str:
-    lines = [f"New fact: {fact}", "", "Existing memories:"]
-    lines += [f"  - ID: {index}, Text: {memory.content}" for index, memory in enumerate(candidates)]
-    if not candidates:
-        lines.append("  No existing memories found.")
-    return "\n".join(lines)
+    """The fact and the candidates as data blocks; candidates under their short ids."""
+    shown = [{"id": str(index), "text": memory.content} for index, memory in enumerate(candidates)]
+    return "\n\n".join([data_block("NEW_FACT", fact), data_block("EXISTING_MEMORIES", shown)])
 
 
 def decide_llm(llm: ChatLLM, *, fact: str, candidates: list[Memory]) -> list[Decision]:
-    """Raises ProviderError; unknown ids and malformed operations are dropped."""
-    answer = llm.complete_json(system=UPDATE_MEMORY_PROMPT, user=decision_prompt(fact, candidates))
+    """Raises ProviderError; unknown ids and malformed operations are dropped, and at most
+    MEMORY_LLM_MAX_OPERATIONS operations are kept."""
+    answer = llm.complete_json(
+        system=f"{UPDATE_MEMORY_PROMPT}\n\n{DATA_RULE}", user=decision_prompt(fact, candidates)
+    )
     by_id = {str(index): memory for index, memory in enumerate(candidates)}
     by_id.update({str(memory.pk): memory for memory in candidates})
     decisions = []
     for item in _find_array(answer, ("memory", "events", "operations", "results")) or []:
-        if not isinstance(item, dict):
-            continue
-        event = str(item.get("event") or "").upper()
-        text = item.get("data") or item.get("text") or item.get("memory")
-        text = text.strip() if isinstance(text, str) and text.strip() else None
-        target = by_id.get(str(item.get("id"))) if item.get("id") is not None else None
-        if event == "ADD" and (text or fact):
-            decisions.append(Decision("ADD", text or fact))
-        elif event == "UPDATE" and target is not None:
-            decisions.append(Decision("UPDATE", text or fact, target))
-        elif event == "DELETE" and target is not None:
-            decisions.append(Decision("DELETE", None, target))
-        elif event == "NONE":
-            decisions.append(Decision("NONE", None, target))
-    return decisions
+        decision = _decision(item, fact, by_id)
+        if decision is not None:
+            decisions.append(decision)
+    limit = settings.MEMORY_LLM_MAX_OPERATIONS
+    if len(decisions) > limit:
+        logger.warning(
+            "the model returned %d operations; keeping the first %d", len(decisions), limit
+        )
+    return decisions[:limit]
+
+
+def _decision(item: Any, fact: str, by_id: dict[str, Memory]) -> Decision | None:
+    if not isinstance(item, dict):
+        return None
+    event = str(item.get("event") or "").upper()
+    text = item.get("data") or item.get("text") or item.get("memory")
+    text = text.strip() if isinstance(text, str) and text.strip() and _fits(text.strip()) else None
+    target = by_id.get(str(item.get("id"))) if item.get("id") is not None else None
+    if event == "ADD" and (text or fact):
+        return Decision("ADD", text or fact)
+    if event == "UPDATE" and target is not None:
+        return Decision("UPDATE", text or fact, target)
+    if event == "DELETE" and target is not None:
+        return Decision("DELETE", None, target)
+    if event == "NONE":
+        return Decision("NONE", None, target)
+    return None

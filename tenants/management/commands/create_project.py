@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memoryplatform.lib.errors import ServiceError
+from memoryplatform.lib.rls import across_projects
 from tenants.services import project_create
 
 
@@ -15,6 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("slug", help="lowercase identifier, e.g. 'acme'")
         parser.add_argument("--name", default="", help="display name")
 
+    @across_projects("manage.py create_project")  # an operator's command: every project
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             project = project_create(slug=options["slug"], name=options["name"])

@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from memoryplatform.lib.rls import across_projects
 from tenants.models import ApiKey
 
 
@@ -13,6 +14,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", default=None, help="only this project's keys")
 
+    @across_projects("manage.py list_api_keys")  # an operator's command: every project
     def handle(self, *args: Any, **options: Any) -> None:
         keys = ApiKey.objects.select_related("project").order_by("project__slug", "created_at")
         if options["project"]:

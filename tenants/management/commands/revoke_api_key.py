@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memoryplatform.lib.errors import ServiceError
+from memoryplatform.lib.rls import across_projects
 from tenants.services import api_key_revoke
 
 
@@ -14,6 +15,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("prefix")
 
+    @across_projects("manage.py revoke_api_key")  # an operator's command: every project
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             key = api_key_revoke(prefix=options["prefix"])

@@ -21,7 +21,8 @@ THINKING = 4.0  # seconds the fake model takes to decide
 @pytest.fixture
 def slow_llm(fake_openai: FakeOpenAI, settings) -> FakeOpenAI:
     settings.MEMORY_LLM_TIMEOUT = 30.0
-    settings.MEMORY_GRAPH_EXTRACTION = "off"  # only the add pipeline talks to the model
+    settings.MEMORY_GRAPH_EXTRACTION = "off"  # only the add pipeline talks to the model:
+    settings.MEMORY_UTILITY_SCORING = False  # neither the graph nor the utility job
     return fake_openai
 
 

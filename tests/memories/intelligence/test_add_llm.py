@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from memories.models import LinkType, Memory, MemoryLink
+from memories.models import ContradictionReview, LinkType, Memory, MemoryLink
+from memories.services.extraction.llm import FACT_EXTRACTION_PROMPT
 
 
 def _seed(remember, content: str) -> str:
@@ -19,8 +20,12 @@ def test_extraction_and_decision_prompts_are_sent_in_json_mode(add, fake_openai)
     extraction, decision = fake_openai.chat_requests()
     assert extraction["body"]["response_format"] == {"type": "json_object"}
     assert extraction["body"]["temperature"] == 0
-    assert extraction["body"]["messages"][1]["content"] == "user: My name is Bob"
-    assert "No existing memories found." in decision["body"]["messages"][1]["content"]
+    sent = extraction["body"]["messages"][1]["content"]
+    assert sent == '<<<CONVERSATION\n"user: My name is Bob"\n>>>CONVERSATION'
+    assert (
+        "<<<EXISTING_MEMORIES\n[]\n>>>EXISTING_MEMORIES"
+        in decision["body"]["messages"][1]["content"]
+    )
 
 
 def test_dedup_returns_none(add, fake_openai, remember):
@@ -58,7 +63,7 @@ def test_contradiction_updates_the_existing_memory_shown_under_a_short_id(
         }
     ]
     prompt = fake_openai.chat_requests()[1]["body"]["messages"][1]["content"]
-    assert "ID: 0, Text: User lives in NYC" in prompt
+    assert '[{"id": "0", "text": "User lives in NYC"}]' in prompt
     assert existing not in prompt
     history = alice.get(f"/api/v1/memories/{existing}/history/").json()
     assert [h["event"] for h in history] == ["ADD", "UPDATE"]
@@ -76,27 +81,43 @@ def test_refinement_returns_a_merged_update(add, fake_openai, remember):
     assert Memory.objects.get(pk=existing).version == 2
 
 
-def test_negation_deletes_by_superseding_never_destroying(add, fake_openai, remember):
-    existing = _seed(remember, "User is vegetarian")
+def test_a_model_delete_goes_to_contradiction_review_and_deletes_nothing(
+    add, fake_openai, remember
+):
+    existing = _seed(remember, "User works at Acme")
     fake_openai.reply(
-        {"facts": ["User started eating meat again"]},
+        {"facts": ["User is self-employed"]},
         {
             "memory": [
-                {"event": "DELETE", "id": "0", "old_memory": "User is vegetarian"},
-                {"event": "ADD", "data": "User eats meat"},
+                {"event": "DELETE", "id": "0", "old_memory": "User works at Acme"},
+                {"event": "ADD", "data": "User is self-employed"},
             ]
         },
     )
-    events = add("I started eating meat again")
-    assert [e["event"] for e in events] == ["ADD", "DELETE"]
+    events = add("I am self-employed now")
+    assert [e["event"] for e in events] == ["ADD"]
     new_id = events[0]["id"]
-    old = Memory.objects.get(pk=existing)
-    assert old.deleted_at is not None  # soft delete: the row and its history remain
+    assert Memory.objects.get(pk=existing).deleted_at is None
+    review = ContradictionReview.objects.get(memory_a_id=existing, memory_b_id=new_id)
+    assert (review.status, review.detected_by, review.cues) == ("open", "llm", ["model_delete"])
     assert MemoryLink.objects.filter(
-        from_memory_id=existing, to_memory_id=new_id, link_type=LinkType.SUPERSEDED_BY
+        from_memory_id=new_id, to_memory_id=existing, link_type=LinkType.CONTRADICTS
     ).exists()
-    assert MemoryLink.objects.filter(
-        from_memory_id=new_id, to_memory_id=existing, link_type=LinkType.SUPERSEDES
+
+
+def test_a_model_delete_alone_adds_the_fact_and_opens_a_review(add, fake_openai, remember):
+    existing = _seed(remember, "User is vegetarian")
+    fake_openai.reply(
+        {"facts": ["User started eating meat again"]},
+        {"memory": [{"event": "DELETE", "id": "0"}]},
+    )
+    events = add("I started eating meat again")
+    assert [(e["event"], e["memory"]) for e in events] == [
+        ("ADD", "User started eating meat again")
+    ]
+    assert Memory.objects.get(pk=existing).deleted_at is None
+    assert ContradictionReview.objects.filter(
+        memory_a_id=existing, memory_b_id=events[0]["id"], status="open"
     ).exists()
 
 
@@ -132,11 +153,12 @@ def test_a_failed_decision_falls_back_to_the_offline_decision(add, fake_openai):
     assert [(e["event"], e["memory"]) for e in events] == [("ADD", "User's name is Bob")]
 
 
-def test_a_custom_prompt_replaces_the_extraction_prompt(add, fake_openai):
+def test_an_admin_keys_custom_prompt_is_appended_to_the_extraction_prompt(add, fake_openai):
     fake_openai.reply({"facts": ["Order 42 shipped"]}, {"memory": [{"event": "ADD"}]})
-    add("Order 42 shipped today", prompt='Extract order events as JSON {"facts": [...]}')
+    add("Order 42 shipped today", prompt="Extract order events")  # alice's key is admin
     system = fake_openai.chat_requests()[0]["body"]["messages"][0]["content"]
-    assert system.startswith("Extract order events")
+    assert system.startswith(FACT_EXTRACTION_PROMPT)
+    assert system.endswith("Extract order events")
 
 
 def test_unknown_or_foreign_ids_from_the_model_are_ignored(add, fake_openai, remember, bob):

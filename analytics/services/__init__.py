@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from analytics.models import ToolFeedback, TriggerType
+from memories.services.pii import scrub_for_storage
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
@@ -42,13 +43,19 @@ def tool_feedback_record(
         raise InvalidInput(
             f"trigger_type must be one of {allowed}", fields={"trigger_type": [allowed]}
         )
+    texts = scrub_for_storage(  # PII masking, as for every stored text
+        project=project,
+        values={
+            "suggestion": _text("suggestion", suggestion, MAX_SUGGESTION),
+            "context": _text("context", context, MAX_CONTEXT),
+        },
+    )
     return ToolFeedback.objects.create(
         project=project,
         tool_name=tool_name,
         relevant=bool(relevant),
         sufficient=bool(sufficient),
-        suggestion=_text("suggestion", suggestion, MAX_SUGGESTION),
-        context=_text("context", context, MAX_CONTEXT),
+        **texts,
         session_id=_text("session_id", session_id, 255),
         trigger_type=trigger_type,
         actor=str(actor),

@@ -1,0 +1,1 @@
+"""mem0's endpoints, by area: memories, entities (users/agents/runs), and the rest."""

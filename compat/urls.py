@@ -1,0 +1,8 @@
+"""Routes of the compatibility layers, mounted at the root (mem0's clients call `/v1/...`,
+`/v2/...` and `/v3/...` on the host they are given)."""
+
+from django.urls import include, path
+
+urlpatterns = [
+    path("", include("compat.mem0.urls")),
+]

@@ -1,0 +1,120 @@
+"""Documents over REST: upload (multipart or JSON), list, read, chunks, delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from documents.api.serializers import (
+    DocumentChunkSerializer,
+    DocumentCreatedSerializer,
+    DocumentDeletedSerializer,
+    DocumentListSerializer,
+    DocumentSerializer,
+    DocumentUploadSerializer,
+)
+from documents.representations import chunk_body, document_body
+from documents.selectors.documents import (
+    DocumentFilters,
+    document_chunks,
+    document_get,
+    document_list,
+)
+from documents.services import Upload, document_create, document_delete
+from memoryplatform.lib.schema import error_response, page_of, path_ids
+from tenants.views import ProjectScopedMixin
+
+UPLOAD_FIELDS = ("mime_type", "filename", "title", "source", "metadata")
+
+
+def upload_from(data: dict[str, Any]) -> Upload:
+    scope = {name: data[name] for name in ("user_id", "agent_id", "run_id") if name in data}
+    return Upload(
+        data=data["data"],
+        scope=scope,
+        chunk_size=data.get("chunk_size"),
+        chunk_overlap=data.get("chunk_overlap"),
+        **{name: data[name] for name in UPLOAD_FIELDS if name in data},
+    )
+
+
+class DocumentCollectionView(ProjectScopedMixin, APIView):
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    @extend_schema(
+        request=DocumentUploadSerializer,
+        responses={
+            201: DocumentCreatedSerializer,
+            200: DocumentCreatedSerializer,
+            415: error_response("Not plain text, Markdown, HTML or PDF."),
+        },
+        description="Store a document: multipart `file`, or JSON `text` / `content_base64`. "
+        "Plain text, Markdown, HTML and PDF; other types 415. The same bytes in the same "
+        "scope return the stored document with `created: false` (200).",
+    )
+    def post(self, request: Request) -> Response:
+        data = self.validated(DocumentUploadSerializer, request.data)
+        added = document_create(project=self.project, upload=upload_from(data))
+        body = {**document_body(added.document), "created": added.created}
+        return Response(body, status=status.HTTP_201_CREATED if added.created else 200)
+
+    @extend_schema(
+        operation_id="v1_documents_list",
+        parameters=[DocumentListSerializer],
+        responses=page_of(DocumentSerializer),
+    )
+    def get(self, request: Request) -> Response:
+        data = self.validated(DocumentListSerializer, request.query_params)
+        page = document_list(
+            project=self.project,
+            filters=DocumentFilters(
+                **{k: data.get(k) for k in ("user_id", "agent_id", "run_id", "status")}
+            ),
+            limit=data.get("limit") or settings.MEMORY_DEFAULT_PAGE_SIZE,
+            offset=data["offset"],
+        )
+        return Response(
+            {
+                "results": [document_body(document) for document in page.results],
+                "count": page.count,
+                "limit": page.limit,
+                "offset": page.offset,
+            }
+        )
+
+
+@path_ids(id="uuid")
+class DocumentDetailView(ProjectScopedMixin, APIView):
+    @extend_schema(responses=DocumentSerializer)
+    def get(self, request: Request, pk: str) -> Response:
+        return Response(document_body(document_get(project=self.project, document_id=pk)))
+
+    @extend_schema(responses={200: DocumentDeletedSerializer})
+    def delete(self, request: Request, pk: str) -> Response:
+        return Response(document_delete(project=self.project, document_id=pk))
+
+
+@path_ids(id="uuid")
+class DocumentChunksView(ProjectScopedMixin, APIView):
+    @extend_schema(parameters=[DocumentListSerializer], responses=page_of(DocumentChunkSerializer))
+    def get(self, request: Request, pk: str) -> Response:
+        document = document_get(project=self.project, document_id=pk)
+        data = self.validated(DocumentListSerializer, request.query_params)
+        limit = data.get("limit") or settings.MEMORY_DEFAULT_PAGE_SIZE
+        chunks = document_chunks(project=self.project, document=document)
+        page = chunks[data["offset"] : data["offset"] + limit]
+        return Response(
+            {
+                "results": [chunk_body(chunk) for chunk in page],
+                "count": document.chunk_count,
+                "limit": limit,
+                "offset": data["offset"],
+            }
+        )

@@ -1,0 +1,125 @@
+"""Documents and their chunks: the passages search finds beside memories."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
+
+from memories.models import EMBEDDING_DIMENSIONS, TEXT_SEARCH_CONFIG
+from tenants.models import Project
+
+
+class DocumentStatus(models.TextChoices):
+    PENDING = "pending"  # stored and chunked; keyword search finds it, embedding is queued
+    INDEXING = "indexing"  # the embedding job is under way (`chunks_embedded` counts)
+    READY = "ready"  # every chunk has its vector
+    FAILED = "failed"  # the job gave up (`status_reason` says why); keyword search still works
+
+
+class Document(models.Model):
+    """One uploaded file or text, in one scope (user, agent and/or run, as memories)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="documents")
+    user_id = models.CharField(max_length=255, null=True, blank=True)
+    agent_id = models.CharField(max_length=255, null=True, blank=True)
+    run_id = models.CharField(max_length=255, null=True, blank=True)
+    title = models.CharField(max_length=500)
+    source = models.CharField(max_length=2000, blank=True, default="")  # URL or path
+    mime_type = models.CharField(max_length=100)
+    size_bytes = models.PositiveBigIntegerField()
+    page_count = models.PositiveIntegerField(null=True, blank=True)  # PDFs
+    content_hash = models.CharField(max_length=64)  # sha256 of the uploaded bytes
+    metadata = models.JSONField(default=dict, blank=True)
+    status = models.CharField(
+        max_length=10, choices=DocumentStatus.choices, default=DocumentStatus.PENDING
+    )
+    status_reason = models.TextField(blank=True, default="")
+    chunk_count = models.PositiveIntegerField(default=0)
+    chunks_embedded = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    indexed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["project", "-created_at", "-id"], name="document_project_created"),
+            models.Index(fields=["project", "user_id"], name="document_project_user"),
+        ]
+        constraints = [
+            # the same bytes uploaded again in the same scope are the same document
+            models.UniqueConstraint(
+                fields=["project", "content_hash", "user_id", "agent_id", "run_id"],
+                nulls_distinct=False,
+                name="document_unique_content_per_scope",
+            ),
+            models.CheckConstraint(
+                condition=Q(user_id__isnull=False)
+                | Q(agent_id__isnull=False)
+                | Q(run_id__isnull=False),
+                name="document_has_scope",
+            ),
+            models.CheckConstraint(
+                condition=Q(chunks_embedded__lte=models.F("chunk_count")),
+                name="document_embedded_within_chunks",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class DocumentChunk(models.Model):
+    """A passage of a document: a span of its extracted text within one page and one
+    heading section, searchable by keywords at once and by meaning once embedded."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    ordinal = models.PositiveIntegerField()  # 0, 1, ... in reading order
+    char_start = models.PositiveIntegerField()  # [start, end) in the document's extracted text
+    char_end = models.PositiveIntegerField()
+    page = models.PositiveIntegerField(null=True, blank=True)  # 1-based; PDFs only
+    heading_path = ArrayField(models.CharField(max_length=500), default=list, blank=True)
+    heading = models.TextField(blank=True, default="")  # the path as one text, for the tsvector
+    content = models.TextField()
+    token_count = models.PositiveIntegerField(default=0)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("content", config=TEXT_SEARCH_CONFIG, weight="A")
+        + SearchVector("heading", config=TEXT_SEARCH_CONFIG, weight="B"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        ordering = ["document", "ordinal"]
+        indexes = [
+            models.Index(fields=["project", "document"], name="chunk_project_document"),
+            # no pending list, as memories' keyword index (docs/architecture.md)
+            GinIndex(fields=["search_vector"], name="chunk_search_vector_gin", fastupdate=False),
+            HnswIndex(
+                name="chunk_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=128,
+                opclasses=["vector_cosine_ops"],
+            ),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "document", "ordinal"], name="chunk_unique_ordinal"
+            ),
+            models.CheckConstraint(
+                condition=Q(char_end__gte=models.F("char_start")), name="chunk_span_ordered"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.content[:80]

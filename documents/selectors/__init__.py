@@ -1,0 +1,1 @@
+"""Reads: documents and their chunks (documents.py), search over chunks (search.py)."""

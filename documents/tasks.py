@@ -1,0 +1,28 @@
+"""Background jobs (django-q2): embedding an uploaded document's chunks. Tasks take ids and
+run inside the document's project scope (row-level security)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memoryplatform.lib.rls import project_scope
+from tenants.models import Project
+
+
+def embed_document(project_id: int, document_id: str) -> dict[str, Any]:
+    """Enqueued when a document is stored: embed its chunks in batches."""
+    from documents.services import document_embed
+
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        return {}
+    with project_scope(project.pk):
+        document = document_embed(project=project, document_id=document_id)
+    if document is None:
+        return {"document": document_id, "status": "deleted"}
+    return {
+        "document": document_id,
+        "status": document.status,
+        "chunks_embedded": document.chunks_embedded,
+        "chunks_total": document.chunk_count,
+    }

@@ -1,0 +1,252 @@
+"""Row-level security in PostgreSQL: the runtime role, the tenant tables' policies, and the
+session settings that carry the calling code's scope (memoryplatform/lib/rls.py).
+
+- **The runtime role** (`memory_app`, MEMORY_DB_APP_ROLE): NOLOGIN, NOSUPERUSER, NOBYPASSRLS,
+  owning nothing, with DML on every table and sequence. Runtime connections log in as the
+  configured user (`postgres` on the embedded default, DATABASE_URL's user) and act as the
+  role from their first statement: `-c role=memory_app` in the connection's startup options,
+  a session default that outlives rollbacks and that `RESET ROLE` returns to. `migrate` and
+  `flush` connect as the owner (memoryplatform/management/commands). A separate login for
+  the role would need a second set of credentials on every deployment, for no gain against
+  the threat this guards: a query that forgot its project filter. Code able to run arbitrary
+  SQL could as well set `app.all_projects` itself; row-level security here backs the
+  application's scoping, it does not replace it.
+- **Policies**: every table with a `project_id` column gets `ENABLE` and `FORCE ROW LEVEL
+  SECURITY` (forced: the owner is held to it too, unless it is a superuser) and one policy,
+  for reads and writes alike, `tenant_isolation`: the row's project is `app.project_id`, or
+  `app.all_projects` is `on`. Each setting is read once per statement (a sub-select, an
+  InitPlan), not once per row. `install` runs after every `migrate` (post_migrate): a new
+  tenant table gets its policy without anyone remembering to write one.
+- **Settings**: `scope_statement` gives the `set_config` call that puts a scope on a session;
+  the backend sends it when the scope of the code using a connection changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from django.db.backends.base.base import BaseDatabaseWrapper
+from psycopg.pq import TransactionStatus
+
+from memoryplatform.lib.rls import ALL_PROJECTS, Scope
+
+logger = logging.getLogger("memoryplatform.rls")
+
+POLICY = "tenant_isolation"
+PROJECT_SETTING = "app.project_id"
+ALL_SETTING = "app.all_projects"
+_CONDITION = (
+    f"project_id = (SELECT nullif(current_setting('{PROJECT_SETTING}', true), '')::bigint) "
+    f"OR (SELECT current_setting('{ALL_SETTING}', true) = 'on')"
+)
+
+_FAILED = TransactionStatus.INERROR
+_TENANT_TABLES_SQL = """
+SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,
+       EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid AND p.polname = %s)
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'project_id' AND NOT a.attisdropped
+WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')
+ORDER BY c.relname
+"""
+
+
+def scope_statement(scope: Scope) -> tuple[str, list[str]]:
+    """The statement that puts `scope` on a session (session-level: it holds across
+    transactions in autocommit, and the backend re-sends it after a rollback)."""
+    project = "" if scope is None or scope is ALL_PROJECTS else str(scope)
+    every = "on" if scope is ALL_PROJECTS else ""
+    return (
+        "SELECT set_config(%s, %s, false), set_config(%s, %s, false)",
+        [PROJECT_SETTING, project, ALL_SETTING, every],
+    )
+
+
+RESET_STATEMENT = (
+    f"SELECT set_config('{PROJECT_SETTING}', '', false), set_config('{ALL_SETTING}', '', false)"
+)
+
+
+def tenant_tables(cursor: Any) -> list[tuple[str, bool, bool, bool]]:
+    """(table, row security on, forced, has our policy) for every table with a project_id."""
+    cursor.execute(_TENANT_TABLES_SQL, [POLICY])
+    return [tuple(row) for row in cursor.fetchall()]
+
+
+def install(connection: BaseDatabaseWrapper, role: str) -> list[str]:
+    """Create the runtime role if absent, grant it DML, and put forced row-level security
+    with the tenant policy on every tenant table that lacks it. Idempotent (runs after every
+    migrate); returns the tables it changed. Runs as the owner."""
+    quote = connection.ops.quote_name
+    changed = []
+    with connection.cursor() as cursor:
+        _ensure_role(cursor, role)
+        for table, enabled, forced, has_policy in tenant_tables(cursor):
+            if enabled and forced and has_policy:
+                continue
+            name = quote(table)
+            if not has_policy:
+                cursor.execute(f"CREATE POLICY {POLICY} ON {name} USING ({_CONDITION})")
+            cursor.execute(f"ALTER TABLE {name} ENABLE ROW LEVEL SECURITY")
+            cursor.execute(f"ALTER TABLE {name} FORCE ROW LEVEL SECURITY")
+            changed.append(table)
+        _grant(cursor, role)
+    if changed:
+        logger.info("row-level security on %s", ", ".join(changed))
+    return changed
+
+
+def uninstall(connection: BaseDatabaseWrapper) -> list[str]:
+    """Take the policies off (MEMORY_ROW_LEVEL_SECURITY off): the owner, no longer acting as
+    the runtime role, must not be held to policies nothing would satisfy."""
+    quote = connection.ops.quote_name
+    changed = []
+    with connection.cursor() as cursor:
+        for table, enabled, forced, has_policy in tenant_tables(cursor):
+            if not (enabled or forced or has_policy):
+                continue
+            name = quote(table)
+            cursor.execute(f"DROP POLICY IF EXISTS {POLICY} ON {name}")
+            cursor.execute(f"ALTER TABLE {name} NO FORCE ROW LEVEL SECURITY")
+            cursor.execute(f"ALTER TABLE {name} DISABLE ROW LEVEL SECURITY")
+            changed.append(table)
+    return changed
+
+
+def _ensure_role(cursor: Any, role: str) -> None:
+    """The role, and the login user's right to act as it (several processes may race here:
+    roles belong to the whole server). A login user that may not create roles needs an
+    administrator to run the two statements below once."""
+    from django.core.exceptions import ImproperlyConfigured
+    from django.db import DatabaseError
+    from psycopg import errors
+
+    cursor.execute("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = %s", [role])
+    row = cursor.fetchone()
+    if row is not None and (row[0] or row[1]):
+        message = f"the runtime role {role!r} is a superuser or bypasses row-level security"
+        raise ImproperlyConfigured(message)
+    cursor.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+    superuser = cursor.fetchone()[0]
+    try:
+        if row is None:
+            try:
+                with _savepoint(cursor):
+                    cursor.execute(
+                        f'CREATE ROLE "{role}" NOLOGIN NOSUPERUSER NOBYPASSRLS NOINHERIT'
+                    )
+            except DatabaseError as exc:  # another process created it first
+                if not isinstance(exc.__cause__, errors.DuplicateObject):
+                    raise
+        if not superuser:  # a superuser may act as any role
+            cursor.execute(f'GRANT "{role}" TO CURRENT_USER')
+    except DatabaseError as exc:
+        if not isinstance(exc.__cause__, errors.InsufficientPrivilege):
+            raise
+        raise ImproperlyConfigured(
+            f"the database user may not create or take the role {role!r}: as an administrator "
+            f'run CREATE ROLE "{role}" NOLOGIN NOSUPERUSER NOBYPASSRLS; '
+            f'GRANT "{role}" TO <this user>; or set MEMORY_ROW_LEVEL_SECURITY=false'
+        ) from exc
+
+
+@contextlib.contextmanager
+def _savepoint(cursor: Any) -> Iterator[None]:
+    """A failed CREATE ROLE inside a transaction (a test database's setup) leaves it usable."""
+    if cursor.connection.autocommit:
+        yield
+        return
+    cursor.execute("SAVEPOINT memory_rls_role")
+    try:
+        yield
+    except Exception:
+        cursor.execute("ROLLBACK TO SAVEPOINT memory_rls_role")
+        raise
+    cursor.execute("RELEASE SAVEPOINT memory_rls_role")
+
+
+def _grant(cursor: Any, role: str) -> None:
+    """DML on what exists now, and on what the owner creates later (a table made by a later
+    migration is usable before post_migrate runs again)."""
+    quote = f'"{role}"'
+    cursor.execute(f"GRANT USAGE ON SCHEMA public TO {quote}")
+    cursor.execute(
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {quote}"
+    )
+    cursor.execute(f"GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO {quote}")
+    cursor.execute(
+        "ALTER DEFAULT PRIVILEGES IN SCHEMA public "
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {quote}"
+    )
+    cursor.execute(
+        "ALTER DEFAULT PRIVILEGES IN SCHEMA public "
+        f"GRANT USAGE, SELECT, UPDATE ON SEQUENCES TO {quote}"
+    )
+
+
+@contextlib.contextmanager
+def as_owner(connection: BaseDatabaseWrapper) -> Iterator[None]:
+    """Run the block as the login user instead of the runtime role: DDL at run time (the
+    vector index rebuilt concurrently) needs the tables' owner, and PostgreSQL shows the
+    planner's statistics of a table under row-level security (pg_stats) only to a user that
+    bypasses it (a superuser login). Inside a transaction that the block breaks, the role
+    comes back with the rollback."""
+    if not connection.settings_dict.get("APP_ROLE") or getattr(connection, "as_owner", False):
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SET ROLE NONE")
+    try:
+        yield
+    finally:
+        raw = connection.connection
+        if raw is not None and raw.info.transaction_status != _FAILED:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET ROLE")  # back to the startup default: the runtime role
+
+
+@contextlib.contextmanager
+def owner_connection(using: str, reason: str) -> Iterator[None]:
+    """The block's connection is the login user's, not the runtime role's (schema changes,
+    truncation), and sees every project (data migrations on a non-superuser owner, whom the
+    forced policies hold too). Inside a transaction the connection is kept as it is."""
+    from django.db import connections
+
+    from memoryplatform.lib.rls import all_projects
+
+    connection = connections[using]
+    switch = connection.settings_dict.get("APP_ROLE") and not (
+        getattr(connection, "as_owner", True) or connection.in_atomic_block
+    )
+    if switch:
+        connection.close()
+        connection.as_owner = True  # type: ignore[attr-defined]
+    try:
+        with all_projects(reason):
+            yield
+    finally:
+        if switch:
+            connection.close()  # the next connection acts as the runtime role again
+            connection.as_owner = False  # type: ignore[attr-defined]
+
+
+def after_migrate(sender: Any, using: str = "default", **kwargs: Any) -> None:
+    """post_migrate: (re)install the role and the policies once every app has migrated (the
+    signal is sent per app; the last app with models is the cue)."""
+    from django.apps import apps
+    from django.db import connections
+
+    last = [config for config in apps.get_app_configs() if config.models_module is not None][-1]
+    if sender is not last:
+        return
+    connection = connections[using]
+    role = connection.settings_dict.get("APP_ROLE")
+    with owner_connection(using, "migrate: row-level security policies"):
+        if role:
+            install(connection, role)
+        else:
+            uninstall(connection)

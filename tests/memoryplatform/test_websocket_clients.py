@@ -1,0 +1,62 @@
+"""The live feed for any client: an agent, a CLI or a server with only an API key connects
+with a real websocket client library (no `Origin` header), over a live server, and receives
+its project's events and none of another's. A browser's `Origin` is still checked."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+import websockets
+from asgiref.sync import sync_to_async
+
+from tests.conftest import make_tenant
+from tests.mcpserver.conftest import live_server_mcp  # noqa: F401 (fixture)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.django_db(transaction=True)]
+
+
+def _ws_url(server) -> str:
+    return server.url.replace("http://", "ws://") + "/ws/events/"
+
+
+async def _next_event(socket, kind: str) -> dict:
+    while True:
+        event = json.loads(await asyncio.wait_for(socket.recv(), 10))
+        if event["type"] == kind:
+            return event
+
+
+async def test_a_client_with_only_an_api_key_receives_its_projects_events(live_server_mcp):  # noqa: F811
+    alice = await sync_to_async(make_tenant)("alice")
+    bob = await sync_to_async(make_tenant)("bob")
+    headers = {"Authorization": f"Bearer {alice.key}"}
+    async with websockets.connect(_ws_url(live_server_mcp), additional_headers=headers) as feed:
+        assert (await _next_event(feed, "subscribed"))["project"] == "alice"
+        async with httpx.AsyncClient(base_url=live_server_mcp.url, timeout=30) as http:
+            for tenant, text in ((bob, "Bob's secret plan"), (alice, "Alice likes tea")):
+                response = await http.post(
+                    "/api/v1/memories/",
+                    json={"content": text, "user_id": "u1"},
+                    headers={"Authorization": f"Bearer {tenant.key}"},
+                )
+                assert response.status_code == 201, response.text
+        created = await _next_event(feed, "memory_created")
+        assert created["data"]["content"] == "Alice likes tea"  # bob's never arrived first
+
+
+async def test_a_browser_from_another_site_is_refused_and_a_bad_key_closes(live_server_mcp):  # noqa: F811
+    alice = await sync_to_async(make_tenant)("alice")
+    url = _ws_url(live_server_mcp) + f"?api_key={alice.key}"
+    with pytest.raises(websockets.InvalidStatus) as refused:
+        async with websockets.connect(url, origin="http://evil.example"):
+            pass
+    assert refused.value.response.status_code == 403
+    async with websockets.connect(url, origin="http://localhost") as browser:
+        assert json.loads(await browser.recv())["type"] == "subscribed"
+    async with websockets.connect(_ws_url(live_server_mcp) + "?api_key=mp_bad_key") as bad:
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await bad.recv()
+        assert closed.value.rcvd.code == 4401
