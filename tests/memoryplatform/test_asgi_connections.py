@@ -25,10 +25,12 @@ SERVER_POOL = 10  # MEMORY_DB_POOL_SIZE's default; asgi.py turns pooling on for 
 
 
 def _server_connections() -> int:
+    """The live server's connections (by their application name), not this process's."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-            " AND pid <> pg_backend_pid()"
+            " AND application_name = %s",
+            [LIVE_SERVER_APPLICATION],
         )
         return cursor.fetchone()[0]
 
