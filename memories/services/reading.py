@@ -8,6 +8,7 @@ slows the read that caused it.
 from __future__ import annotations
 
 import time
+from typing import Any
 from uuid import UUID
 
 from memories.models import Memory
@@ -33,15 +34,7 @@ def memories_recall(*, project: Project, query: SearchQuery) -> SearchResult:
     `search_completed` hooks count it (analytics' search statistics)."""
     started = time.perf_counter()
     result = memory_search(project=project, query=query)
-    latency_ms = (time.perf_counter() - started) * 1000
-    memories_reinforce_later(project=project, memory_ids=[hit.memory.pk for hit in result.hits])
-    run_hooks(
-        "search_completed",
-        project=project,
-        mode=result.mode,
-        hits=len(result.hits),
-        latency_ms=latency_ms,
-    )
+    _answered(project, result, [hit.memory.pk for hit in result.hits], started)
     return result
 
 
@@ -62,8 +55,16 @@ def memories_recall_across_sources(
     the memories returned are reinforced and the search counted, as `memories_recall`."""
     started = time.perf_counter()
     result = search_sources(project=project, query=query, sources=sources)
-    latency_ms = (time.perf_counter() - started) * 1000
     returned = [hit.memory.pk for hit in result.hits if isinstance(hit, SearchHit)]
+    _answered(project, result, returned, started)
+    return result
+
+
+def _answered(
+    project: Project, result: SearchResult | SourcesResult, returned: list[Any], started: float
+) -> None:
+    """What follows every answered search: its memories reinforced, the search counted."""
+    latency_ms = (time.perf_counter() - started) * 1000
     memories_reinforce_later(project=project, memory_ids=returned)
     run_hooks(
         "search_completed",
@@ -72,4 +73,3 @@ def memories_recall_across_sources(
         hits=len(result.hits),
         latency_ms=latency_ms,
     )
-    return result

@@ -125,9 +125,9 @@ else:
 # pooling (MEMORY_DB_POOL, set by memoryplatform/asgi.py and by `manage.py serve`); other
 # processes keep persistent connections: django-q2's cluster forks its workers, and a forked
 # child must not share its parent's pooled connections. MEMORY_DB_POOL_SIZE=0 turns it off.
-# A server holds at most MEMORY_HTTP_THREADS + 4 (hybrid search) + 1 (reinforcement) +
-# MEMORY_MCP_THREADS + 4 (stream key checks) + MEMORY_DB_POOL_SIZE connections: 47 by default,
-# within PostgreSQL's default max_connections of 100.
+# A server holds at most MEMORY_HTTP_THREADS + 4 (hybrid search) + 2 (the reinforcement and
+# search-statistics writers) + MEMORY_MCP_THREADS + 4 (stream key checks) + MEMORY_DB_POOL_SIZE
+# connections: 48 by default (the embedded PostgreSQL allows 400: `serve --workers N`).
 MEMORY_DB_POOL_SIZE = (
     env_int("MEMORY_DB_POOL_SIZE", 10, minimum=0) if env_bool("MEMORY_DB_POOL", False) else 0
 )

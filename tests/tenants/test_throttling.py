@@ -3,6 +3,7 @@ keys go on; limits by kind of request, per project, on REST and on MCP tool call
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -184,6 +185,8 @@ def test_the_limits_count_in_redis_when_redis_is_configured(alice, settings):
         "limits": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": "redis://127.0.0.1:6379/0",
+            # key ids restart with each test database: earlier runs' counts must not count
+            "KEY_PREFIX": uuid.uuid4().hex,
         },
     }
     settings.MEMORY_RATE_LIMITS = dict(LIMITS)
