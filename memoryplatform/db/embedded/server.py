@@ -140,10 +140,16 @@ def forget_exited_processes(pgdata: Path) -> list[int]:
 
 
 def _running(pid: int) -> bool:
+    """Alive and not a zombie: a worker killed with its session is a zombie until someone
+    reaps it, and in a container whose first process never reaps, that is forever."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True  # someone else's process
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: alive as far as we can tell
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
