@@ -17,7 +17,9 @@ COPY memoryplatform ./memoryplatform
 COPY tenants ./tenants
 COPY memories ./memories
 COPY entities ./entities
+COPY documents ./documents
 COPY analytics ./analytics
+COPY compat ./compat
 COPY mcpserver ./mcpserver
 COPY templates ./templates
 COPY manage.py ./

@@ -71,7 +71,7 @@ class ToolFeedbackAdmin(ProjectScopedAdmin):
 
 @admin.register(SearchStat)
 class SearchStatAdmin(ProjectScopedAdmin):
-    list_display = ["day", "project", "mode", "searches", "empty_results", "average_ms"]
+    list_display = ["day", "project", "mode", "searches", "empty_results", "cached", "average_ms"]
     list_filter = ["project", "mode"]
     date_hierarchy = "day"
     readonly_fields = [field.name for field in SearchStat._meta.fields]

@@ -62,6 +62,7 @@ class SearchStat(models.Model):
     mode = models.CharField(max_length=20)
     searches = models.PositiveIntegerField(default=0)
     empty_results = models.PositiveIntegerField(default=0)
+    cached = models.PositiveIntegerField(default=0, help_text="answered from the result cache")
     latency_total_ms = models.FloatField(default=0.0)
     latency_max_ms = models.FloatField(default=0.0)
     # one count per LATENCY_BOUNDS_MS bucket, plus the open-ended last one

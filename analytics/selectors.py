@@ -201,11 +201,12 @@ def search_totals(rows: list[Any]) -> dict[str, Any]:
     """Counts, empty-result rate and latency percentiles of SearchStat rows taken together."""
     width = len(LATENCY_BOUNDS_MS) + 1
     buckets = [0] * width
-    searches = empty = 0
+    searches = empty = cached = 0
     total_ms = max_ms = 0.0
     for row in rows:
         searches += row.searches
         empty += row.empty_results
+        cached += row.cached
         total_ms += row.latency_total_ms
         max_ms = max(max_ms, row.latency_max_ms)
         for index, count in enumerate(row.latency_buckets[:width]):
@@ -214,6 +215,8 @@ def search_totals(rows: list[Any]) -> dict[str, Any]:
         "searches": searches,
         "empty_results": empty,
         "empty_rate": _round(empty / searches) if searches else None,
+        "cached": cached,
+        "cache_hit_rate": _round(cached / searches) if searches else None,
         "latency_ms": {
             "average": round(total_ms / searches, 2) if searches else None,
             "p50": latency_percentile(buckets, 0.5, max_ms),

@@ -7,6 +7,7 @@
     python -m benchmarks.load --checkout ../old           # the server of another checkout
     python -m benchmarks.load --workers 2 --env REDIS_URL=redis://127.0.0.1:6379/11
                                                           # serve --workers 2 (needs Redis)
+    python -m benchmarks.load --faults                    # SIGKILLs under writes: faults.py
 
 The server is the one users run: `manage.py serve --no-worker` (daphne, the ASGI app with its
 default settings) on 127.0.0.1, started by the benchmark on a free port and stopped at the end.
@@ -96,6 +97,11 @@ class Level:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--faults" in argv:  # processes killed under a write load (benchmarks/faults.py)
+        from benchmarks.faults import main as faults
+
+        return faults(argv)
     args = parse_args(argv)
     os.environ.setdefault("MEMORY_EMBEDDED_DB_NAME", "bench_search" if args.reuse else "bench_load")
     setup_django(os.environ["MEMORY_EMBEDDED_DB_NAME"])

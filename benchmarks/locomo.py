@@ -1,15 +1,22 @@
-"""LoCoMo retrieval: evidence recall@k per category for keyword, semantic and hybrid search.
+"""LoCoMo retrieval: evidence recall@k per category and conversation, with parameters chosen
+on the data scored leave-one-conversation-out.
 
-Every dialogue turn becomes one memory (run_id = conversation; "Speaker: turn" as content;
-the session date and the turn it replies to in the memory's context field, which is
-keyword-indexed but not embedded; see --format), each question is searched within its own
-conversation through the
-same selector the API uses, and recall@k is the fraction of the question's evidence turns in
-the top k (LoCoMo's own retrieval metric). Categories 1-4 make the headline number;
-category 5 (adversarial) is reported apart.
+Every dialogue turn becomes one memory (run_id = conversation). The primary storage, `plain`,
+is what a client storing a chat turn by turn would send: the turn as said ("Speaker: turn"),
+the session date, speaker and turn id in `metadata` (which search does not read), nothing from
+any other turn. Each question is searched within its own conversation through the same
+selector the API uses, and recall@k is the share of the question's evidence turns in the top
+k (LoCoMo's own retrieval metric). Categories 1-4 make the headline number; category 5
+(adversarial) is reported apart.
 
-    MEMORY_EMBEDDED_DB_NAME=bench_search python -m benchmarks.locomo
-    python -m benchmarks.locomo --configs "hybrid:rrf:0.5,hybrid:minmax:0.4" --reuse
+Leave-one-conversation-out: every `--tune` configuration is scored; for each conversation,
+the configuration with the best R@10 on the other conversations is scored on it, and the
+held-out figures are pooled (what the defaults would give on a conversation nobody tuned on).
+The default configuration is scored first; the grid holds the values it was chosen from.
+
+    MEMORY_EMBEDDED_DB_NAME=bench_locomo python -m benchmarks.locomo   # ~6 min on 2 vCPUs
+    python -m benchmarks.locomo --configs "hybrid:rrf:0.5,hybrid+neighbours=0" --tune ""
+    python -m benchmarks.locomo --format exchange --fresh              # previous turn in context
 """
 
 from __future__ import annotations
@@ -19,7 +26,6 @@ import json
 import re
 import sys
 import time
-from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,8 +37,14 @@ DEFAULT_DATA = (
 )
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-DEFAULT_CONFIGS = "keyword,semantic,hybrid,hybrid:minmax:0.4,hybrid:rrf:0.7"
-FORMATS = ("plain", "speaker", "dated", "context", "exchange")
+DEFAULT_CONFIGS = "hybrid,keyword,semantic"
+# what the search defaults were chosen from (alpha, the neighbours' width and weight)
+DEFAULT_TUNE = (
+    "hybrid,hybrid+neighbours=0,hybrid:minmax:0.4,hybrid:minmax:0.6,"
+    "hybrid+neighbour_weight=0.2,hybrid+neighbour_weight=0.5,hybrid+neighbours=1"
+)
+FORMATS = ("plain", "text", "dated", "context", "exchange")
+DEVELOPMENT = (1, 2, 3, 4)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -41,21 +53,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--format",
         choices=FORMATS,
-        default="exchange",
-        help="memory text: plain turn, 'Speaker: turn', '[date] Speaker: turn', "
-        "'Speaker: turn' with the session date in the context field (context: keyword-"
-        "indexed, not embedded: a date says when, not what, so it stays out of the vector), "
-        "or also the turn it replies to in the context (exchange, the default: what was known "
-        "when the turn was said; an answer often lacks the words of its question)",
+        default="plain",
+        help="memory text: 'Speaker: turn' (plain, the default), the turn's text alone (text), "
+        "'[date] Speaker: turn' (dated), 'Speaker: turn' with the session date in the "
+        "context field (context: keyword-indexed, not embedded), or with the turn it replies "
+        "to in the context too (exchange: text from another turn, so never the primary "
+        "figure). Every format keeps the date, speaker and turn id in metadata",
     )
     parser.add_argument(
         "--configs",
         default=DEFAULT_CONFIGS,
-        help="comma list of mode[:fusion[:alpha]], e.g. keyword,semantic,hybrid:rrf:0.5",
+        help="comma list of mode[:fusion[:alpha]][+option=value...], e.g. keyword,"
+        "hybrid:rrf:0.5,hybrid+neighbours=0 (search options, as the API passes them)",
+    )
+    parser.add_argument(
+        "--tune",
+        default=DEFAULT_TUNE,
+        help="configurations scored leave-one-conversation-out ('' skips it)",
     )
     parser.add_argument("--min-similarity", type=float, default=0.0, help="semantic floor")
     parser.add_argument("--conversations", type=int, default=0, help="only the first N")
-    parser.add_argument("--reuse", action="store_true", help="keep an existing ingest")
+    parser.add_argument(
+        "--fresh", action="store_true", help="ingest again (default: reuse a complete store)"
+    )
+    parser.add_argument("--reuse", action="store_true", help=argparse.SUPPRESS)  # the default
     parser.add_argument("--batch", type=int, default=256, help="memories per bulk create")
     return parser.parse_args(argv)
 
@@ -106,9 +127,9 @@ def memory_text(turn: dict[str, Any], fmt: str) -> tuple[str, str]:
     """(content, context) for a turn in the chosen format."""
     match fmt:
         case "plain":
-            return turn["text"], ""
-        case "speaker":
             return f"{turn['speaker']}: {turn['text']}", ""
+        case "text":
+            return turn["text"], ""
         case "dated":
             return f"[{turn['date']}] {turn['speaker']}: {turn['text']}", ""
         case "exchange":
@@ -134,7 +155,11 @@ def ingest(project: Any, samples: list[dict[str, Any]], fmt: str, batch: int) ->
                     run_id=sample["sample_id"],
                     memory_type="episode",
                     source="locomo",
-                    metadata={"dia_id": turn["dia_id"], "speaker": turn["speaker"]},
+                    metadata={
+                        "dia_id": turn["dia_id"],
+                        "speaker": turn["speaker"],
+                        "session_date": turn["date"],
+                    },
                 )
             )
     with Timer() as timer:
@@ -146,30 +171,42 @@ def ingest(project: Any, samples: list[dict[str, Any]], fmt: str, batch: int) ->
 
 
 def parse_config(text: str) -> dict[str, Any]:
-    mode, *rest = text.split(":")
+    """'hybrid:minmax:0.4+neighbours=0' -> mode, fusion, alpha and other search options."""
+    head, *extras = text.strip().split("+")
+    mode, *rest = head.split(":")
     options: dict[str, Any] = {}
     if rest:
         options["fusion"] = rest[0]
     if len(rest) > 1:
         options["alpha"] = float(rest[1])
-    return {"label": text, "mode": mode, "options": options}
+    for extra in extras:
+        name, _, value = extra.partition("=")
+        options[name] = _number(value)
+    return {"label": text.strip(), "mode": mode, "options": options}
+
+
+def _number(value: str) -> int | float | str:
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+# One scored question: (conversation, category, {k: recall@k}).
+Scored = tuple[str, int, dict[int, float]]
 
 
 def evaluate(
-    project: Any,
-    samples: list[dict[str, Any]],
-    config: dict[str, Any],
-    floor: float,
-    by_conversation: dict[str, list[float]] | None = None,
-):
-    """Recall per category and k, and the latencies; `by_conversation` (if given) gets each
-    conversation's recall@10 over categories 1-4 (is a change better in most of them, or
-    in one?)."""
+    project: Any, samples: list[dict[str, Any]], config: dict[str, Any], floor: float
+) -> tuple[list[Scored], list[float]]:
+    """Each question's recall@k under `config`, and the search latencies (ms)."""
     from memories.selectors.filters import MemoryFilters
     from memories.selectors.search import memory_search
     from memories.selectors.search_types import SearchQuery
 
-    recalls: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    scored: list[Scored] = []
     latencies = []
     for sample in samples:
         for qa in sample["qa"]:
@@ -188,22 +225,52 @@ def evaluate(
             hits = memory_search(project=project, query=query).hits
             latencies.append((time.perf_counter() - started) * 1000)
             found = [hit.memory.metadata.get("dia_id") for hit in hits]
-            for k in KS:
-                recalls[qa["category"]][k].append(len(evidence & set(found[:k])) / len(evidence))
-            if by_conversation is not None and qa["category"] in (1, 2, 3, 4):
-                recall = len(evidence & set(found[:10])) / len(evidence)
-                by_conversation.setdefault(sample["sample_id"], []).append(recall)
-    return recalls, latencies
+            recall = {k: len(evidence & set(found[:k])) / len(evidence) for k in KS}
+            scored.append((sample["sample_id"], qa["category"], recall))
+    return scored, latencies
 
 
-def summarise(recalls: dict[int, dict[int, list[float]]]) -> dict[str, dict[str, float]]:
+def summarise(scored: list[Scored]) -> dict[str, dict[str, float]]:
+    """Mean recall@k per category and over categories 1-4."""
     out: dict[str, dict[str, float]] = {}
-    for category, by_k in sorted(recalls.items()):
-        out[CATEGORIES[category]] = {f"@{k}": _mean(values) for k, values in by_k.items()}
-        out[CATEGORIES[category]]["n"] = len(by_k[KS[0]])
-    headline = {k: [v for c in (1, 2, 3, 4) for v in recalls[c][k]] for k in KS}
-    out["overall 1-4"] = {f"@{k}": _mean(values) for k, values in headline.items()}
-    out["overall 1-4"]["n"] = len(headline[KS[0]])
+    for category in sorted({c for _, c, _ in scored}):
+        out[CATEGORIES[category]] = _means([r for _, c, r in scored if c == category])
+    out["overall 1-4"] = _means([r for _, c, r in scored if c in DEVELOPMENT])
+    return out
+
+
+def by_conversation(scored: list[Scored], k: int = 10) -> dict[str, float]:
+    """Recall@k over categories 1-4, per conversation."""
+    names = dict.fromkeys(name for name, _, _ in scored)
+    return {
+        name: _mean([r[k] for n, c, r in scored if n == name and c in DEVELOPMENT])
+        for name in names
+    }
+
+
+def leave_one_out(results: dict[str, list[Scored]], k: int = 10) -> dict[str, Any]:
+    """For each conversation, the configuration with the best recall@k (categories 1-4) on
+    the other conversations, scored on this one; the held-out scores pooled."""
+    conversations = list(dict.fromkeys(name for s in results.values() for name, _, _ in s))
+    pooled: list[dict[int, float]] = []
+    chosen = {}
+    for held_out in conversations:
+
+        def tuned(label: str, held_out: str = held_out) -> float:
+            return _mean([r[k] for n, c, r in results[label] if n != held_out and c in DEVELOPMENT])
+
+        best = max(results, key=tuned)  # first in the grid on ties: the default is listed first
+        chosen[held_out] = best
+        pooled += [r for n, c, r in results[best] if n == held_out and c in DEVELOPMENT]
+    in_sample = {
+        label: _means([r for _, c, r in s if c in DEVELOPMENT]) for label, s in results.items()
+    }
+    return {"held_out": _means(pooled), "chosen": chosen, "in_sample": in_sample}
+
+
+def _means(recalls: list[dict[int, float]]) -> dict[str, float]:
+    out: dict[str, float] = {f"@{k}": _mean([r[k] for r in recalls]) for k in KS}
+    out["n"] = len(recalls)
     return out
 
 
@@ -211,43 +278,77 @@ def _mean(values: list[float]) -> float:
     return round(sum(values) / len(values), 4) if values else 0.0
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    setup_django("bench_search")
+def store(args: argparse.Namespace, samples: list[dict[str, Any]]) -> tuple[Any, dict[str, Any]]:
+    """The project holding the conversations in `args.format`: the one a previous run
+    completed (its memory count recorded in the project's name) unless `--fresh`."""
     from tenants.models import Project
     from tenants.services import project_create
 
-    samples = json.loads(args.data.read_text())
-    if args.conversations:
-        samples = samples[: args.conversations]
     slug = f"locomo-{args.format}"
     project = Project.objects.filter(slug=slug).first()
-    ingest_stats: dict[str, Any] = {"reused": True}
-    if project is None or not args.reuse:
-        if project is not None:
-            project.delete()
-        project = project_create(slug=slug)
-        ingest_stats = ingest(project, samples, args.format, args.batch)
-        print(f"ingested {ingest_stats['memories']} turns in {ingest_stats['seconds']} s")
+    complete = project is not None and project.name == f"{slug} complete"
+    if complete and not args.fresh:
+        return project, {"reused": True}
+    if project is not None:
+        project.delete()
+    project = project_create(slug=slug)
+    stats = ingest(project, samples, args.format, args.batch)
+    project.name = f"{slug} complete"
+    project.save(update_fields=["name"])
+    print(f"ingested {stats['memories']} turns in {stats['seconds']} s")
+    return project, stats
 
+
+def report(label: str, scored: list[Scored], latencies: list[float], fmt: str) -> dict[str, Any]:
+    summary = summarise(scored)
+    conversations = by_conversation(scored)
+    rows = [[name, *(v[f"@{k}"] for k in KS), int(v["n"])] for name, v in summary.items()]
+    print(f"\n{label}  (format={fmt}, mean {_mean(latencies)} ms/query)")
+    print(table(["category", *(f"R@{k}" for k in KS), "n"], rows))
+    print("R@10 by conversation:", ", ".join(f"{k} {v}" for k, v in conversations.items()))
+    return {
+        "recall": summary,
+        "recall_at_10_by_conversation": conversations,
+        "mean_ms": _mean(latencies),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    setup_django("bench_search")
+    started = time.perf_counter()
+    samples = json.loads(args.data.read_text())
+    project, ingest_stats = store(args, samples)
+    if args.conversations:
+        samples = samples[: args.conversations]
+
+    configs = [c for c in args.configs.split(",") if c.strip()]
+    grid = [c for c in args.tune.split(",") if c.strip()]
+    scored: dict[str, list[Scored]] = {}
     results = {}
-    for config in map(parse_config, args.configs.split(",")):
-        conversations: dict[str, list[float]] = {}
-        recalls, latencies = evaluate(
-            project, samples, config, args.min_similarity, by_conversation=conversations
-        )
-        summary = summarise(recalls)
-        per_conversation = {name: _mean(values) for name, values in conversations.items()}
-        results[config["label"]] = {
-            "recall": summary,
-            "recall_at_10_by_conversation": per_conversation,
-            "mean_ms": _mean(latencies),
-        }
-        rows = [[name, *(v[f"@{k}"] for k in KS), int(v["n"])] for name, v in summary.items()]
-        print(f"\n{config['label']}  (format={args.format}, mean {_mean(latencies)} ms/query)")
-        print(table(["category", *(f"R@{k}" for k in KS), "n"], rows))
-        print("R@10 by conversation:", ", ".join(f"{k} {v}" for k, v in per_conversation.items()))
+    for label in dict.fromkeys([*configs, *grid]):
+        config = parse_config(label)
+        scored[label], latencies = evaluate(project, samples, config, args.min_similarity)
+        if label in configs:
+            results[label] = report(label, scored[label], latencies, args.format)
+        else:
+            results[label] = {
+                "recall": summarise(scored[label]),
+                "recall_at_10_by_conversation": by_conversation(scored[label]),
+                "mean_ms": _mean(latencies),
+            }
 
+    loo = None
+    if grid:
+        loo = leave_one_out({label: scored[label] for label in grid})
+        print(f"\nleave-one-conversation-out over {len(grid)} configurations (categories 1-4):")
+        rows = [[label, *(v[f"@{k}"] for k in KS)] for label, v in loo["in_sample"].items()]
+        rows.append(["held out (chosen per conversation)", *(loo["held_out"][f"@{k}"] for k in KS)])
+        print(table(["configuration", *(f"R@{k}" for k in KS)], rows))
+        print("chosen:", ", ".join(f"{k} {v}" for k, v in loo["chosen"].items()))
+
+    seconds = round(time.perf_counter() - started, 1)
+    print(f"\n{len(dict.fromkeys([*configs, *grid]))} configurations in {seconds} s")
     path = write_results(
         "locomo",
         {
@@ -256,9 +357,11 @@ def main(argv: list[str] | None = None) -> int:
             "conversations": [s["sample_id"] for s in samples],
             "ingest": ingest_stats,
             "results": results,
+            "leave_one_out": loo,
+            "seconds": seconds,
         },
     )
-    print(f"\nresults: {path}")
+    print(f"results: {path}")
     return 0
 
 

@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
-from memories.models import EMBEDDING_DIMENSIONS, TEXT_SEARCH_CONFIG
+from memories.models import EMBEDDING_DIMENSIONS, TEXT_SEARCH_CONFIG, Episode, Memory
 from tenants.models import Project
 
 
@@ -46,6 +46,10 @@ class Document(models.Model):
     chunks_embedded = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
     indexed_at = models.DateTimeField(null=True, blank=True)
+    # the conversation or task it was uploaded during (docs/episodes.md)
+    episode = models.ForeignKey(
+        Episode, on_delete=models.SET_NULL, null=True, blank=True, related_name="documents"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -123,3 +127,43 @@ class DocumentChunk(models.Model):
 
     def __str__(self) -> str:
         return self.content[:80]
+
+
+class MemoryRef(models.Model):
+    """A memory citing a passage of a document: the chunk it was learned from or rests on,
+    optionally the quoted words and where they are in the chunk's text."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="document_refs")
+    chunk = models.ForeignKey(DocumentChunk, on_delete=models.CASCADE, related_name="memory_refs")
+    # the chunk's document, kept beside it so a document's citing memories are one index scan
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="memory_refs")
+    relation = models.CharField(max_length=20, default="cites")  # cites | learned_from
+    quote = models.TextField(blank=True, default="")
+    quote_start = models.PositiveIntegerField(null=True, blank=True)  # [start, end) in the chunk
+    quote_end = models.PositiveIntegerField(null=True, blank=True)
+    score = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [
+            models.Index(fields=["project", "memory"], name="memoryref_project_memory"),
+            models.Index(fields=["project", "document"], name="memoryref_project_document"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "memory", "chunk"], name="memoryref_unique_per_chunk"
+            ),
+            models.CheckConstraint(
+                condition=Q(relation__in=["cites", "learned_from"]), name="memoryref_relation_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(quote_start__isnull=True, quote_end__isnull=True)
+                | Q(quote_end__gte=models.F("quote_start")),
+                name="memoryref_quote_span_ordered",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} {self.relation} chunk {self.chunk_id}"

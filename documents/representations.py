@@ -30,6 +30,7 @@ def document_body(document: Document) -> dict[str, Any]:
         },
         "created_at": document.created_at.isoformat(),
         "indexed_at": document.indexed_at.isoformat() if document.indexed_at else None,
+        "episode_id": str(document.episode_id) if document.episode_id else None,
     }
 
 

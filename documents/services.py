@@ -18,8 +18,11 @@ from documents.errors import TooLarge
 from documents.extraction import Extracted, extract, resolve_mime_type
 from documents.models import Document, DocumentChunk, DocumentStatus
 from documents.selectors.documents import document_get
+from memories.models import Episode
+from memories.selectors.episodes import episode_open_for_run
 from memories.services.content import Scope, capped_text, check_metadata
 from memories.services.embedding import embed_or_none
+from memories.services.episodes import parse_episode_id
 from memoryplatform.lib.bulk import update_rows
 from memoryplatform.lib.errors import InvalidInput
 from memoryplatform.lib.tokens import estimate_tokens
@@ -44,6 +47,7 @@ class Upload:
     scope: dict[str, Any] = field(default_factory=dict)  # user_id, agent_id, run_id
     chunk_size: int | None = None  # characters; default MEMORY_DOCUMENT_CHUNK_CHARS
     chunk_overlap: int | None = None  # default MEMORY_DOCUMENT_CHUNK_OVERLAP
+    episode_id: Any = None  # default: the open episode of its run, if any
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,7 @@ def document_create(*, project: Project, upload: Upload) -> DocumentAdded:
         content_hash=digest,
         metadata=check_metadata(upload.metadata),
         chunk_count=len(chunks),
+        episode_id=_episode_id(project, upload, scope),
     )
     try:
         with transaction.atomic():  # a concurrent upload of the same bytes wins the race
@@ -91,6 +96,20 @@ def document_create(*, project: Project, upload: Upload) -> DocumentAdded:
     )
     _enqueue_embedding(project, document)
     return DocumentAdded(document, created=True)
+
+
+def _episode_id(project: Project, upload: Upload, scope: Scope) -> Any:
+    """The episode named, else the run's open episode (as for memories)."""
+    if upload.episode_id:
+        episode = Episode.objects.filter(
+            project=project, pk=parse_episode_id(upload.episode_id)
+        ).first()
+        if episode is None:
+            message = "no such episode in this project"
+            raise InvalidInput(message, fields={"episode_id": [message]})
+        return episode.pk
+    current = episode_open_for_run(project=project, run_id=scope.run_id)
+    return current.pk if current else None
 
 
 def check_size(size: int) -> None:

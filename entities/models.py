@@ -14,6 +14,9 @@ from tenants.models import Project
 
 
 class EntityType(models.TextChoices):
+    """The built-in types: suggested to extractors and clients, not a closed set. A project
+    may use any lower-case identifier (`ENTITY_TYPE_PATTERN`), e.g. `team` or `drug`."""
+
     PERSON = "person"
     ORGANIZATION = "organization"
     PROJECT = "project"
@@ -24,6 +27,10 @@ class EntityType(models.TextChoices):
     PRODUCT = "product"
     UNKNOWN = "unknown"
 
+
+MAX_ENTITY_TYPE_LENGTH = 50
+ENTITY_TYPE_PATTERN = rf"^[a-z][a-z0-9_]{{0,{MAX_ENTITY_TYPE_LENGTH - 1}}}$"
+MAX_TAG_LENGTH = 100  # as memory tags
 
 # The seed's active-voice vocabulary; any other snake_case type is accepted too.
 KNOWN_RELATION_TYPES = (
@@ -60,11 +67,19 @@ class Entity(models.Model):
     name = models.CharField(max_length=255)
     # casefolded, white space collapsed: what "the same name" means
     normalized_name = models.CharField(max_length=255)
-    entity_type = models.CharField(
-        max_length=20, choices=EntityType.choices, default=EntityType.UNKNOWN
-    )
+    # open: the built-in EntityType values or any lower-case identifier (CHECK below)
+    entity_type = models.CharField(max_length=MAX_ENTITY_TYPE_LENGTH, default=EntityType.UNKNOWN)
     description = models.TextField(blank=True, default="")
     aliases = ArrayField(models.CharField(max_length=255), default=list, blank=True)
+    tags = ArrayField(models.CharField(max_length=MAX_TAG_LENGTH), default=list, blank=True)
+    # whose graph: a memory's scope, or none of them for the project-wide graph (entities.scope)
+    user_id = models.CharField(max_length=255, null=True, blank=True)
+    agent_id = models.CharField(max_length=255, null=True, blank=True)
+    run_id = models.CharField(max_length=255, null=True, blank=True)
+    # memories that mention it: counted when a memory is first linked (never decremented)
+    mention_count = models.PositiveIntegerField(default=0)
+    first_seen = models.DateTimeField(null=True, blank=True)
+    last_seen = models.DateTimeField(null=True, blank=True)
     # normalised name + normalised aliases, maintained by the services: one GIN lookup
     lookup_keys = ArrayField(models.CharField(max_length=255), default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
@@ -82,12 +97,25 @@ class Entity(models.Model):
         verbose_name_plural = "entities"
         constraints = [
             models.UniqueConstraint(
-                fields=["project", "normalized_name", "entity_type"],
-                name="entity_unique_name_type_per_project",
+                fields=[
+                    "project",
+                    "normalized_name",
+                    "entity_type",
+                    "user_id",
+                    "agent_id",
+                    "run_id",
+                ],
+                name="entity_unique_name_type_per_scope",
+                nulls_distinct=False,
+            ),
+            models.CheckConstraint(
+                condition=Q(entity_type__regex=ENTITY_TYPE_PATTERN), name="entity_type_identifier"
             ),
         ]
         indexes = [
             models.Index(fields=["project", "entity_type"], name="entity_project_type"),
+            models.Index(fields=["project", "user_id"], name="entity_project_user"),
+            GinIndex(fields=["tags"], name="entity_tags_gin"),
             GinIndex(fields=["lookup_keys"], name="entity_lookup_keys_gin"),
             GinIndex(
                 fields=["normalized_name"], opclasses=["gin_trgm_ops"], name="entity_name_trgm"
@@ -128,6 +156,10 @@ class Relation(models.Model):
     confidence = models.FloatField(default=1.0)
     context = models.TextField(blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
+    # whose graph (entities.scope): the stating memory's scope, or the project-wide graph
+    user_id = models.CharField(max_length=255, null=True, blank=True)
+    agent_id = models.CharField(max_length=255, null=True, blank=True)
+    run_id = models.CharField(max_length=255, null=True, blank=True)
     valid_from = models.DateTimeField(default=timezone.now)
     valid_to = models.DateTimeField(null=True, blank=True)
     invalidated_at = models.DateTimeField(null=True, blank=True)
@@ -140,9 +172,18 @@ class Relation(models.Model):
         ordering = ["created_at", "id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["project", "source", "target", "relation_type"],
+                fields=[
+                    "project",
+                    "source",
+                    "target",
+                    "relation_type",
+                    "user_id",
+                    "agent_id",
+                    "run_id",
+                ],
                 condition=Q(valid_to__isnull=True, invalidated_at__isnull=True),
-                name="relation_unique_open_per_type",
+                name="relation_unique_open_per_type_scope",
+                nulls_distinct=False,
             ),
             models.CheckConstraint(condition=~Q(source=F("target")), name="relation_not_self"),
             _unit_interval("relation", "strength"),
@@ -190,3 +231,25 @@ class EntityMemory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.entity_id} ~ {self.memory_id}"
+
+
+class Tag(models.Model):
+    """The project's tag registry (MemorizedMCP-TS's `tags` table): a tag's description.
+    Every tag in use on a memory or an entity is listed whether or not it has a row here; a
+    row is written when a tag is described (entities.services.tags). Counts are computed
+    from the memories and entities carrying the tag, so they never drift."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=MAX_TAG_LENGTH)
+    description = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="tag_unique_per_project"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

@@ -9,6 +9,7 @@ from typing import Any
 from rest_framework import serializers
 
 from entities.models import Entity, Relation
+from entities.selectors.tags import TagInfo
 from entities.selectors.traversal import MemoryGraph, Subgraph
 from memories.representations import MemorySerializer
 
@@ -26,6 +27,13 @@ class EntitySerializer(serializers.ModelSerializer):
             "description",
             "aliases",
             "metadata",
+            "tags",
+            "user_id",
+            "agent_id",
+            "run_id",
+            "mention_count",
+            "first_seen",
+            "last_seen",
             "has_embedding",
             "relation_count",
             "created_at",
@@ -76,6 +84,9 @@ class RelationSerializer(serializers.ModelSerializer):
             "confidence",
             "context",
             "metadata",
+            "user_id",
+            "agent_id",
+            "run_id",
             "valid_from",
             "valid_to",
             "invalidated_at",
@@ -171,4 +182,16 @@ def memory_graph_body(graph: MemoryGraph) -> dict[str, Any]:
         "edges": MemoryEdgeSerializer(graph.edges, many=True).data,
         "strategy": graph.strategy,
         "truncated": graph.truncated,  # the time budget ended the walk early
+    }
+
+
+def tag_body(tag: TagInfo) -> dict[str, Any]:
+    """A tag of the project's registry: its description and how many live memories and
+    entities carry it (`registered`: it has a description row)."""
+    return {
+        "name": tag.name,
+        "description": tag.description,
+        "memory_count": tag.memory_count,
+        "entity_count": tag.entity_count,
+        "registered": tag.registered,
     }

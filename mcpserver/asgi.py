@@ -1,6 +1,9 @@
 """MCP over HTTP inside the platform's ASGI app: Streamable HTTP at /mcp, legacy SSE at /sse
 (+ /messages/). Requests are checked here (Host and Origin against Django's ALLOWED_HOSTS,
-API key -> 401) before the SDK sees them; the key is bound for the tool calls they carry.
+API key or OAuth access token -> 401) before the SDK sees them; the key (for a token: the key
+that authorized it, narrowed to the token's scopes) is bound for the tool calls they carry. A
+401 names the endpoint's protected-resource metadata (RFC 9728), where an MCP client finds
+the authorization server (tenants/oauth).
 
 The Streamable HTTP session manager needs a running task group. uvicorn sends lifespan
 events, daphne does not, so the manager is started on the first MCP request (and stopped on
@@ -28,7 +31,8 @@ from memoryplatform.lib.db_threads import database_call
 from tenants import streams
 from tenants.auth import raw_key_from_headers
 from tenants.models import ApiKey
-from tenants.services import api_key_verify
+from tenants.oauth.services import bearer_verify
+from tenants.services import KEY_PREFIX
 from tenants.streams import stream_slot
 
 logger = logging.getLogger(__name__)
@@ -80,7 +84,36 @@ def _raw_key(scope: Scope, headers: dict[str, str]) -> str | None:
         # `accessKey` on the message POSTs too
         query = parse_qs(scope.get("query_string", b"").decode())
         raw = (query.get("api_key") or query.get("accessKey") or [None])[0]
+        if raw is not None and not raw.startswith(KEY_PREFIX):
+            return None  # OAuth access tokens travel in the header only (RFC 9700)
     return raw
+
+
+def public_origin(scope: Scope, headers: dict[str, str]) -> str:
+    """scheme://host as the client sees it, derived as Django derives it for the metadata
+    documents (SECURE_PROXY_SSL_HEADER, USE_X_FORWARDED_HOST), so the URLs agree."""
+    scheme = scope.get("scheme", "http")
+    proxy_header = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
+    if proxy_header:
+        name, secure_value = proxy_header
+        sent = headers.get(name.removeprefix("HTTP_").replace("_", "-").lower())
+        if sent is not None:
+            scheme = "https" if sent.split(",")[0].strip() == secure_value else "http"
+    host = headers.get("host", "")
+    if settings.USE_X_FORWARDED_HOST and headers.get("x-forwarded-host"):
+        host = headers["x-forwarded-host"].split(",")[0].strip()
+    return f"{scheme}://{host}"
+
+
+def _resource_path(path: str) -> str:
+    return STREAMABLE_PATH if path.startswith(STREAMABLE_PATH) else SSE_PATH
+
+
+def _challenge(origin: str, path: str, invalid: bool) -> str:
+    """WWW-Authenticate of a 401: where the metadata is, and whether a credential was bad."""
+    metadata = f"{origin}/.well-known/oauth-protected-resource{_resource_path(path)}"
+    error = ', error="invalid_token"' if invalid else ""
+    return f'Bearer realm="memory-platform"{error}, resource_metadata="{metadata}"'
 
 
 def _principal(api_key: ApiKey) -> tuple[AuthCredentials, AuthenticatedUser]:
@@ -115,10 +148,16 @@ class McpHttpApp:
             await _error(send, 403, "forbidden", "Origin not allowed")
             return
         raw_key = _raw_key(scope, headers)
-        api_key = await database_call(api_key_verify, raw_key) if raw_key else None
+        origin = public_origin(scope, headers)
+        resource = origin + _resource_path(scope["path"])
+        api_key = await database_call(bearer_verify, raw_key, resource) if raw_key else None
         if api_key is None:
-            message = "Invalid, revoked or expired API key." if raw_key else "API key required."
-            auth = 'Bearer realm="memory-platform"'
+            message = (
+                "Invalid, revoked or expired API key or access token."
+                if raw_key
+                else "API key or OAuth access token required."
+            )
+            auth = _challenge(origin, scope["path"], invalid=bool(raw_key))
             await _error(send, 401, "not_authenticated", message, **{"www-authenticate": auth})
             return
         scope["auth"], scope["user"] = _principal(api_key)

@@ -15,7 +15,18 @@ from typing import Any
 from mcp_types import ToolAnnotations
 
 from mcpserver.schemas import DESTRUCTIVE, IDEMPOTENT_WRITE, READ_ONLY, WRITE
-from mcpserver.tools import compat, documents, graph, intelligence, kg, lifecycle, memory, search
+from mcpserver.tools import (
+    compat,
+    documents,
+    episodes,
+    graph,
+    intelligence,
+    kg,
+    lifecycle,
+    memory,
+    prompts,
+    search,
+)
 
 
 @dataclass(frozen=True)
@@ -75,10 +86,21 @@ def standard() -> list[ToolSpec]:
         ToolSpec("entity_delete", graph.entity_delete, DESTRUCTIVE),
         ToolSpec("relation_delete", graph.relation_delete, DESTRUCTIVE),
         ToolSpec("entity_graph", graph.entity_graph, READ_ONLY),
+        ToolSpec("tag_list", graph.tag_list_tool, READ_ONLY),
+        ToolSpec("tag_describe", graph.tag_describe, IDEMPOTENT_WRITE),
         ToolSpec("tool_feedback", memory.tool_feedback, WRITE),
         ToolSpec("document_add", documents.document_add, WRITE),
         ToolSpec("document_list", documents.document_list_tool, READ_ONLY),
         ToolSpec("document_search", documents.document_search, READ_ONLY),
+        ToolSpec("document_learn", documents.document_learn_tool, WRITE),
+        ToolSpec("memory_cite", documents.memory_cite, IDEMPOTENT_WRITE),
+        ToolSpec("episode_start", episodes.episode_start_tool, WRITE),
+        ToolSpec("episode_get", episodes.episode_get_tool, READ_ONLY),
+        ToolSpec("episode_close", episodes.episode_close_tool, IDEMPOTENT_WRITE),
+        ToolSpec("episode_list", episodes.episode_list_tool, READ_ONLY),
+        ToolSpec("project_prompts", prompts.project_prompts, READ_ONLY),
+        ToolSpec("project_prompt_set", prompts.project_prompt_set_tool, IDEMPOTENT_WRITE),
+        ToolSpec("project_prompt_rollback", prompts.project_prompt_rollback_tool, WRITE),
     ]
 
 

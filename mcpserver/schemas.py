@@ -51,6 +51,10 @@ class MemoryOut(TypedDict):
     version: int
     created_at: str
     updated_at: str
+    layer: str
+    episode_id: str | None
+    # memory_get: the document passages the memory cites (documents.refs)
+    document_refs: NotRequired[list[dict[str, Any]]]
 
 
 class StoreResult(TypedDict):

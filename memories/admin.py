@@ -28,6 +28,7 @@ from memories.models import (
     ContradictionResolution,
     ContradictionReview,
     ContradictionStatus,
+    Episode,
     Memory,
     MemoryHistory,
     MemoryLink,
@@ -187,6 +188,7 @@ class MemoryAdmin(MemoryScopedAdmin):
         "project",
         "memory_type",
         "state",
+        "layer",
         "pinned",
         ("deleted_at", admin.EmptyFieldListFilter),
     ]
@@ -372,6 +374,23 @@ class MemoryHistoryAdmin(ProjectScopedAdmin):
         return False
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Episode)
+class EpisodeAdmin(ProjectScopedAdmin):
+    """Episodes are read here; they are started and closed through the API and MCP."""
+
+    list_display = ["name", "project", "user_id", "agent_id", "run_id", "started_at", "ended_at"]
+    list_filter = ["project", ("ended_at", admin.EmptyFieldListFilter)]
+    search_fields = ["name", "summary", "user_id", "agent_id", "run_id"]
+    readonly_fields = [field.name for field in Episode._meta.fields]
+    list_select_related = ["project"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
 

@@ -60,6 +60,67 @@ def default_importance(memory_type: str) -> float:
     return TYPE_IMPORTANCE.get(memory_type, 0.5)  # type: ignore[call-overload]
 
 
+class MemoryLayer(models.TextChoices):
+    """Where a memory sits in the store's layers (docs/episodes.md): short-term memories belong
+    to one run and expire unless promoted; long-term ones stay; episodic ones summarise an
+    episode; semantic ones are general knowledge; documentary ones were learned from a
+    document."""
+
+    SHORT_TERM = "short_term"
+    LONG_TERM = "long_term"
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    DOCUMENTARY = "documentary"
+
+
+class Episode(models.Model):
+    """A conversation or a task: the memories (and documents) stored during it, in order,
+    and, once it is closed, its summary."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="episodes")
+    user_id = models.CharField(max_length=255, null=True, blank=True)
+    agent_id = models.CharField(max_length=255, null=True, blank=True)
+    run_id = models.CharField(max_length=255, null=True, blank=True)  # the run or session
+    name = models.CharField(max_length=200, blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    ended_at = models.DateTimeField(null=True, blank=True)  # None while the episode is open
+    summary = models.TextField(blank=True, default="")
+    summary_method = models.CharField(max_length=20, blank=True, default="")  # llm | extractive
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        indexes = [
+            models.Index(fields=["project", "-started_at", "-id"], name="episode_project_started"),
+        ]
+        constraints = [
+            # one open episode per run: the run's current episode is never ambiguous
+            models.UniqueConstraint(
+                fields=["project", "run_id"],
+                condition=Q(ended_at__isnull=True, run_id__isnull=False),
+                name="episode_one_open_per_run",
+            ),
+            models.CheckConstraint(
+                condition=Q(user_id__isnull=False)
+                | Q(agent_id__isnull=False)
+                | Q(run_id__isnull=False),
+                name="episode_has_scope",
+            ),
+            models.CheckConstraint(
+                condition=Q(ended_at__isnull=True) | Q(ended_at__gte=F("started_at")),
+                name="episode_ends_after_start",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name or str(self.pk)
+
+    @property
+    def is_open(self) -> bool:
+        return self.ended_at is None
+
+
 class MemoryState(models.TextChoices):
     ACTIVE = "active"
     DORMANT = "dormant"
@@ -152,6 +213,17 @@ class Memory(models.Model):
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+    # the store's layer (services/layers.py chooses it on write) and the episode it was
+    # stored during (services/episodes.py)
+    layer = models.CharField(
+        max_length=20,
+        choices=MemoryLayer.choices,
+        default=MemoryLayer.LONG_TERM,
+        db_default=MemoryLayer.LONG_TERM,
+    )
+    episode = models.ForeignKey(
+        Episode, on_delete=models.SET_NULL, null=True, blank=True, related_name="memories"
+    )
 
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config=TEXT_SEARCH_CONFIG, weight="A")
@@ -238,6 +310,18 @@ class Memory(models.Model):
                 opclasses=["vector_cosine_ops"],
                 condition=Q(deleted_at__isnull=True, vector_pending=False),
             ),
+            # an episode's memories in order (GET /episodes/{id}/)
+            models.Index(
+                fields=["project", "episode", "created_at"],
+                condition=Q(episode__isnull=False),
+                name="memory_project_episode",
+            ),
+            # the layer job's scan: live short-term memories, oldest first
+            models.Index(
+                fields=["project", "created_at"],
+                condition=Q(deleted_at__isnull=True, layer="short_term"),
+                name="memory_short_term",
+            ),
             # the rows waiting for the graph, per project (few: the job drains them)
             models.Index(
                 fields=["project"],
@@ -267,6 +351,9 @@ class Memory(models.Model):
                 | Q(agent_id__isnull=False)
                 | Q(run_id__isnull=False),
                 name="memory_has_scope",
+            ),
+            models.CheckConstraint(
+                condition=Q(layer__in=MemoryLayer.values), name="memory_layer_known"
             ),
         ]
 
@@ -491,3 +578,39 @@ class EmbeddingSpace(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider}:{self.model_name} ({self.dimensions})"
+
+
+class PromptKind(models.TextChoices):
+    EXTRACTION = "extraction"  # fact extraction from a conversation
+    UPDATE_DECISION = "update_decision"  # ADD / UPDATE / DELETE / NONE for each fact
+
+
+class ProjectPrompt(models.Model):
+    """One version of a project's own instructions for an LLM step, appended to ours (never
+    replacing them). The newest version of a kind is the active one; an empty text switches
+    the project's instructions off. Versions are never edited: a rollback re-activates an
+    old text as a new version, so the list is the full record of what the model was told."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=20, choices=PromptKind.choices)
+    version = models.PositiveIntegerField()
+    text = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.CharField(max_length=255, blank=True, default="")  # the key's prefix
+    rolled_back_from = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["kind", "-version"]
+        verbose_name = "project prompt"
+        verbose_name_plural = "project prompts"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "kind", "version"], name="projectprompt_unique_version"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=PromptKind.values), name="projectprompt_kind_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} v{self.version}"

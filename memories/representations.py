@@ -13,11 +13,13 @@ from memories.selectors.filters import effective_confidence_of
 from memories.selectors.search import SearchResult
 from memories.selectors.search.sources import SourceHit, SourcesResult, rendered_sources
 from memories.selectors.search_types import SearchQuery
+from memoryplatform.lib.hooks import run_hooks
 
 
 class MemorySerializer(serializers.ModelSerializer):
     effective_confidence = serializers.SerializerMethodField()
     has_embedding = serializers.SerializerMethodField()
+    episode_id = serializers.UUIDField(read_only=True, allow_null=True)
 
     class Meta:
         model = Memory
@@ -52,6 +54,8 @@ class MemorySerializer(serializers.ModelSerializer):
             "version",
             "created_at",
             "updated_at",
+            "layer",
+            "episode_id",
         ]
         read_only_fields = fields
 
@@ -100,6 +104,8 @@ class MemorySerializer(serializers.ModelSerializer):
             "version": int(memory.version),
             "created_at": _datetime(memory.created_at),
             "updated_at": _datetime(memory.updated_at),
+            "layer": memory.layer,
+            "episode_id": None if memory.episode_id is None else str(memory.episode_id),
         } | self.extra_representation(memory)
 
     def extra_representation(self, memory: Memory) -> dict[str, Any]:
@@ -114,6 +120,38 @@ class MemorySerializer(serializers.ModelSerializer):
             value = fields[name].get_attribute(memory)
             extra[name] = None if value is None else fields[name].to_representation(value)
         return extra
+
+
+def episode_body(episode: Any, memories: list[Memory] | None = None) -> dict[str, Any]:
+    """An episode; with `memories`, its memories in the order they were stored."""
+    body = {
+        "id": str(episode.pk),
+        "name": episode.name,
+        "user_id": episode.user_id,
+        "agent_id": episode.agent_id,
+        "run_id": episode.run_id,
+        "metadata": episode.metadata,
+        "started_at": _datetime(episode.started_at),
+        "ended_at": _datetime(episode.ended_at),
+        "open": episode.ended_at is None,
+        "summary": episode.summary,
+        "summary_method": episode.summary_method,
+    }
+    count = getattr(episode, "memory_count", None)  # annotated by the episode selectors
+    if count is not None:
+        body["memory_count"] = count
+    if memories is not None:
+        body["memories"] = MemorySerializer(memories, many=True).data
+    return body
+
+
+def memory_detail_body(*, project: Any, memory: Memory) -> dict[str, Any]:
+    """One memory as a single read shows it: its representation and what the apps above
+    add to it (the `memory_details` hook: the document chunks it cites)."""
+    body = dict(MemorySerializer(memory).data)
+    for extra in run_hooks("memory_details", project=project, memory=memory):
+        body.update(extra or {})
+    return body
 
 
 _DATETIME = serializers.DateTimeField()  # DRF's format (ISO 8601, "Z" for UTC), unbound
@@ -223,4 +261,33 @@ def sources_body(*, project: Any, query: SearchQuery, result: SourcesResult) -> 
         "token_budget": result.token_budget,
         "tokens": result.tokens,
         "budget_exhausted": result.budget_exhausted,
+    }
+
+
+def project_prompt_body(prompt: Any, *, active: bool = False) -> dict[str, Any]:
+    """One version of a project's own LLM instructions (REST and MCP)."""
+    return {
+        "kind": prompt.kind,
+        "version": prompt.version,
+        "text": prompt.text,
+        "active": active,
+        "created_at": prompt.created_at.isoformat(),
+        "created_by": prompt.created_by,
+        "rolled_back_from": prompt.rolled_back_from,
+    }
+
+
+def project_prompts_body(versions: list[Any]) -> dict[str, Any]:
+    """Every version, newest first by kind; `active` maps each kind to its version in force
+    (None when there is none or the newest is empty)."""
+    newest: dict[str, Any] = {}
+    for prompt in versions:
+        if prompt.kind not in newest or prompt.version > newest[prompt.kind].version:
+            newest[prompt.kind] = prompt
+    active = {kind: p.version for kind, p in newest.items() if p.text.strip()}
+    return {
+        "results": [
+            project_prompt_body(p, active=active.get(p.kind) == p.version) for p in versions
+        ],
+        "active": active,
     }

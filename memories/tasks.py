@@ -26,6 +26,13 @@ SCHEDULES = {
     "memory-vector-index": ("memories.tasks.index_vectors", "H"),
     # the HNSW graph's wear since its build; rebuilt concurrently when worn down
     "memory-vector-index-health": ("memories.tasks.vector_index_health", "H"),
+    # short-term memories: the important or often read promoted, the stale expired
+    "memory-layers": ("memories.tasks.run_layers", "H"),
+    # the keyword (GIN) indexes' estimated bloat; reindexed concurrently past the limit
+    "memory-keyword-index-health": ("memories.tasks.keyword_index_health", "H"),
+    # missing vectors of memories, entities and chunks; all of them once the model changed
+    # (a composition-root job: it spans the apps above this one)
+    "embeddings-refresh": ("memoryplatform.maintenance.tasks.refresh_embeddings", "H"),
 }
 
 
@@ -51,6 +58,16 @@ def run_decay(project_id: int | None = None) -> dict[str, Any]:
 
     return {
         p.slug: memories_decay(project=p, actor=job("decay"), scheduled=True).as_dict()
+        for p in _projects(project_id)
+    }
+
+
+def run_layers(project_id: int | None = None) -> dict[str, Any]:
+    """The hourly run of the layer job (docs/episodes.md)."""
+    from memories.services.layers import memories_layers_maintain
+
+    return {
+        p.slug: memories_layers_maintain(project=p, actor=job("layers")).as_dict()
         for p in _projects(project_id)
     }
 
@@ -112,3 +129,11 @@ def vector_index_health() -> dict[str, Any]:
 
     with all_projects("job: vector index health"):
         return vector_index_maintain().as_dict()
+
+
+def keyword_index_health() -> list[dict[str, Any]]:
+    """The keyword indexes' bloat; reindexed concurrently past the limit."""
+    from memories.services.keyword_index import keyword_indexes_maintain
+
+    with all_projects("job: keyword index health"):
+        return [item.as_dict() for item in keyword_indexes_maintain()]

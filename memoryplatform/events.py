@@ -40,6 +40,9 @@ EventType = Literal[
     "decay_paused",
     "decay_resumed",
     "memories_pruned",
+    "memories_promoted",
+    "episode_started",
+    "episode_closed",
 ]
 EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
 SCOPE_FIELDS = ("user_id", "agent_id", "run_id")

@@ -160,3 +160,7 @@ CHECKS: dict[str, Callable[[], Outcome]] = {
     "worker": check_worker,
     "embedder": check_embedder,
 }
+if settings.MEMORY_REPLICA_ALIASES:  # read replicas' lag (docs/scaling.md)
+    from memoryplatform.db.router import check_replicas
+
+    CHECKS["replicas"] = check_replicas

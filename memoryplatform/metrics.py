@@ -11,6 +11,10 @@ Every measurement lives here; the places that measure call one small hook each:
   `counted_stream`);
 - background jobs: django-q2's `post_execute` signal (`job_finished`, connected in apps.py), by
   task function and outcome.
+- maintenance: the rows a job re-embedded and the indexes it rebuilt
+  (`maintenance_items`, memoryplatform/maintenance/embeddings.py and
+  memories/services/keyword_index.py), and each keyword index's estimated bloat
+  (`keyword_index_measured`).
 
 Gauges read from the database (queue depth, memories by state) are computed when `/metrics`
 is scraped (memoryplatform/gauges.py), not kept up to date by every write.
@@ -89,6 +93,19 @@ JOB_SECONDS = Histogram(
     "Time of a background job (django-q2 task), by task function and outcome.",
     ["func", "outcome"],
     buckets=(0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 1800, float("inf")),
+)
+
+MAINTENANCE_ITEMS = Counter(
+    "memory_maintenance_items_total",
+    "Rows a maintenance job worked on, by job (reembed, keyword_reindex) and target (table or "
+    "index).",
+    ["job", "target"],
+)
+KEYWORD_INDEX_BLOAT = Gauge(
+    "memory_keyword_index_bloat_ratio",
+    "Share of a keyword (GIN) index that is bloat, as last measured by its maintenance job.",
+    ["index"],
+    multiprocess_mode="mostrecent",
 )
 
 _extra_directories: list[Path] = []
@@ -178,6 +195,16 @@ def job_finished(sender: Any = None, task: dict[str, Any] | None = None, **_: An
     seconds = (task["stopped"] - task["started"]).total_seconds()
     outcome = "success" if task.get("success") else "failure"
     JOB_SECONDS.labels(_func_name(task.get("func")), outcome).observe(max(seconds, 0.0))
+
+
+def maintenance_items(job: str, target: str, count: int) -> None:
+    """A maintenance job's work: re-embedded rows by table, reindexed indexes."""
+    if count:
+        MAINTENANCE_ITEMS.labels(job, target).inc(count)
+
+
+def keyword_index_measured(index: str, bloat: float) -> None:
+    KEYWORD_INDEX_BLOAT.labels(index).set(bloat)
 
 
 def _func_name(func: Any) -> str:

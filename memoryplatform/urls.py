@@ -21,5 +21,7 @@ urlpatterns = [
     path("api/v1/", include("memories.api.urls")),
     path("api/v1/", include("entities.api.urls")),
     path("api/v1/", include("documents.api.urls")),
+    path("api/v1/", include("memoryplatform.portability.api")),
+    path("", include("tenants.oauth.urls")),  # OAuth for MCP clients, /.well-known/
     path("", include("compat.urls")),  # mem0's client paths (/v1/, /v2/, /v3/): compat/mem0
 ]

@@ -1,5 +1,6 @@
 """REST authentication by API key: `Authorization: Bearer <key>` (or `Token <key>`, as mem0's
-clients send it) or `X-API-Key: <key>`."""
+clients send it) or `X-API-Key: <key>`. An OAuth access token (tenants/oauth) is accepted
+in the same places: it stands for the API key that authorized it, narrowed to its scopes."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from memoryplatform.db.router import note_key
 from memoryplatform.lib.rls import enter_project
 from tenants.models import ApiKey, Project
-from tenants.services import api_key_verify
+from tenants.oauth.services import bearer_verify
 
 
 @dataclass(frozen=True)
@@ -50,14 +52,18 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         )
         if raw_key is None:
             return None
-        api_key = api_key_verify(raw_key)
+        api_key = bearer_verify(raw_key, request.build_absolute_uri(request.path))
         if api_key is None:
-            raise exceptions.AuthenticationFailed("Invalid, revoked or expired API key.")
+            raise exceptions.AuthenticationFailed(
+                "Invalid, revoked or expired API key or access token."
+            )
         enter_project(api_key.project_id)  # the database shows this project's rows only
+        note_key(api_key.pk)  # its writes keep its reads on the primary a while (replicas)
         return ApiKeyPrincipal(api_key), api_key
 
     def authenticate_header(self, request: Request) -> str:
-        return 'Bearer realm="memory-platform"'
+        metadata = request.build_absolute_uri("/.well-known/oauth-protected-resource")
+        return f'Bearer realm="memory-platform", resource_metadata="{metadata}"'
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
@@ -70,5 +76,6 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):  # type: ignor
         return {
             "type": "http",
             "scheme": "bearer",
-            "description": "A project API key; `X-API-Key: <key>` is accepted too.",
+            "description": "A project API key, or an OAuth access token obtained with one "
+            "(docs/security.md); `X-API-Key: <key>` is accepted too.",
         }

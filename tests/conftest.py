@@ -104,6 +104,14 @@ def _tests_span_projects() -> Any:
         yield
 
 
+@pytest.fixture(autouse=True)
+def _no_cached_search_answers() -> Any:
+    """Each test starts with an empty search result cache, as a restarted server does."""
+    from memoryplatform.lib.result_cache import answers
+
+    answers.clear()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _close_side_connections(django_db_setup: None) -> Any:
     """Connections opened by hybrid search's second thread (tests on committed data) are

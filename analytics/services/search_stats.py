@@ -33,13 +33,14 @@ BUCKETS = len(LATENCY_BOUNDS_MS) + 1
 
 _UPSERT_SQL = f"""
 INSERT INTO {SearchStat._meta.db_table} AS s
-    (project_id, day, mode, searches, empty_results, latency_total_ms, latency_max_ms,
+    (project_id, day, mode, searches, empty_results, cached, latency_total_ms, latency_max_ms,
      latency_buckets)
-VALUES (%(project)s, %(day)s, %(mode)s, %(searches)s, %(empty)s, %(total)s, %(max)s,
-        %(buckets)s::integer[])
+VALUES (%(project)s, %(day)s, %(mode)s, %(searches)s, %(empty)s, %(cached)s, %(total)s,
+        %(max)s, %(buckets)s::integer[])
 ON CONFLICT (project_id, day, mode) DO UPDATE SET
     searches = s.searches + EXCLUDED.searches,
     empty_results = s.empty_results + EXCLUDED.empty_results,
+    cached = s.cached + EXCLUDED.cached,
     latency_total_ms = s.latency_total_ms + EXCLUDED.latency_total_ms,
     latency_max_ms = GREATEST(s.latency_max_ms, EXCLUDED.latency_max_ms),
     latency_buckets = ARRAY(
@@ -53,13 +54,15 @@ ON CONFLICT (project_id, day, mode) DO UPDATE SET
 class _Tally:
     searches: int = 0
     empty: int = 0
+    cached: int = 0
     total_ms: float = 0.0
     max_ms: float = 0.0
     buckets: list[int] = field(default_factory=lambda: [0] * BUCKETS)
 
-    def add(self, *, empty: bool, latency_ms: float) -> None:
+    def add(self, *, empty: bool, latency_ms: float, cached: bool = False) -> None:
         self.searches += 1
         self.empty += int(empty)
+        self.cached += int(cached)
         self.total_ms += latency_ms
         self.max_ms = max(self.max_ms, latency_ms)
         self.buckets[bisect.bisect_left(LATENCY_BOUNDS_MS, latency_ms)] += 1
@@ -68,16 +71,19 @@ class _Tally:
 Key = tuple[int, date, str]  # project id, day (UTC), mode
 
 
-def search_completed(*, project: Project, mode: str, hits: int, latency_ms: float) -> None:
-    """The `search_completed` hook: count one answered search."""
+def search_completed(
+    *, project: Project, mode: str, hits: int, latency_ms: float, cached: bool = False
+) -> None:
+    """The `search_completed` hook: count one answered search (`cached`: from the result
+    cache)."""
     key = (project.pk, timezone.now().date(), mode[:20])
     latency_ms = max(latency_ms, 0.0)
     if connection.in_atomic_block:
         tally = _Tally()
-        tally.add(empty=hits == 0, latency_ms=latency_ms)
+        tally.add(empty=hits == 0, latency_ms=latency_ms, cached=cached)
         _write({key: tally})
         return
-    _queue.add(lambda tallies: _merge(tallies, key, hits == 0, latency_ms))
+    _queue.add(lambda tallies: _merge(tallies, key, hits == 0, latency_ms, cached))
 
 
 def search_stats_flush() -> int:
@@ -105,6 +111,7 @@ def _write(tallies: dict[Key, _Tally]) -> int:
                     "mode": mode,
                     "searches": tally.searches,
                     "empty": tally.empty,
+                    "cached": tally.cached,
                     "total": tally.total_ms,
                     "max": tally.max_ms,
                     "buckets": tally.buckets,
@@ -126,8 +133,10 @@ def _flush(tallies: dict[Key, _Tally]) -> int:
     return written
 
 
-def _merge(tallies: dict[Key, _Tally], key: Key, empty: bool, latency_ms: float) -> None:
-    tallies.setdefault(key, _Tally()).add(empty=empty, latency_ms=latency_ms)
+def _merge(
+    tallies: dict[Key, _Tally], key: Key, empty: bool, latency_ms: float, cached: bool
+) -> None:
+    tallies.setdefault(key, _Tally()).add(empty=empty, latency_ms=latency_ms, cached=cached)
 
 
 _trimmed: date | None = None

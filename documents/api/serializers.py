@@ -31,6 +31,9 @@ class DocumentUploadSerializer(serializers.Serializer):
     metadata = serializers.JSONField(required=False)
     chunk_size = serializers.IntegerField(required=False, min_value=100, max_value=100_000)
     chunk_overlap = serializers.IntegerField(required=False, min_value=0, max_value=100_000)
+    episode_id = serializers.UUIDField(
+        required=False, help_text="the episode it belongs to; default: its run's open episode"
+    )
 
     def validate_metadata(self, value: Any) -> Any:
         if isinstance(value, str):  # a multipart form field

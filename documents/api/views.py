@@ -20,6 +20,7 @@ from documents.api.serializers import (
     DocumentSerializer,
     DocumentUploadSerializer,
 )
+from documents.refs import citing_memories
 from documents.representations import chunk_body, document_body
 from documents.selectors.documents import (
     DocumentFilters,
@@ -31,7 +32,7 @@ from documents.services import Upload, document_create, document_delete
 from memoryplatform.lib.schema import error_response, page_of, path_ids
 from tenants.views import ProjectScopedMixin
 
-UPLOAD_FIELDS = ("mime_type", "filename", "title", "source", "metadata")
+UPLOAD_FIELDS = ("mime_type", "filename", "title", "source", "metadata", "episode_id")
 
 
 def upload_from(data: dict[str, Any]) -> Upload:
@@ -94,7 +95,9 @@ class DocumentCollectionView(ProjectScopedMixin, APIView):
 class DocumentDetailView(ProjectScopedMixin, APIView):
     @extend_schema(responses=DocumentSerializer)
     def get(self, request: Request, pk: str) -> Response:
-        return Response(document_body(document_get(project=self.project, document_id=pk)))
+        document = document_get(project=self.project, document_id=pk)
+        refs = citing_memories(project=self.project, document=document)
+        return Response({**document_body(document), "memory_refs": refs})
 
     @extend_schema(responses={200: DocumentDeletedSerializer})
     def delete(self, request: Request, pk: str) -> Response:
@@ -109,10 +112,13 @@ class DocumentChunksView(ProjectScopedMixin, APIView):
         data = self.validated(DocumentListSerializer, request.query_params)
         limit = data.get("limit") or settings.MEMORY_DEFAULT_PAGE_SIZE
         chunks = document_chunks(project=self.project, document=document)
-        page = chunks[data["offset"] : data["offset"] + limit]
+        page = list(chunks[data["offset"] : data["offset"] + limit])
+        refs: dict[int, list[dict[str, Any]]] = {chunk.pk: [] for chunk in page}
+        for ref in citing_memories(project=self.project, document=document, chunk_ids=list(refs)):
+            refs[ref["chunk_id"]].append(ref)
         return Response(
             {
-                "results": [chunk_body(chunk) for chunk in page],
+                "results": [{**chunk_body(chunk), "memory_refs": refs[chunk.pk]} for chunk in page],
                 "count": document.chunk_count,
                 "limit": limit,
                 "offset": data["offset"],

@@ -19,8 +19,10 @@ from entities.representations import (  # noqa: F401 (the REST layer's output sh
     MemoryNodeSerializer,
     RelationSerializer,
 )
+from entities.scope import GRAPH_SCOPE_FIELDS, GraphScope
 from entities.services.entities import EntitySpec
 from entities.services.relations import NamedRelation, RelationSpec
+from memories.api.serializers import ScopeSerializer
 from memoryplatform.lib.fields import (
     MAX_PAGE_OFFSET,
     CommaListField,
@@ -51,36 +53,70 @@ class PageQuerySerializer(serializers.Serializer):
         return value
 
 
+def read_scope(data: dict[str, Any]) -> GraphScope | None:
+    """The scope a read gives (None: every graph): its own and the project-wide graph."""
+    scope = GraphScope.of(data)
+    return None if scope.is_shared else scope
+
+
+def write_scope(data: dict[str, Any]) -> GraphScope:
+    """The graph a write goes to: the scope given, else the project-wide graph."""
+    return GraphScope.of(data)
+
+
+ENTITY_TYPE_HELP = (
+    "built in: " + ", ".join(EntityType.values) + "; any other lower-case identifier "
+    "(a project's own type, e.g. `team`) is stored as given"
+)
+TAGS_HELP = "tags of the entity (listed in the project's tag registry, /api/v1/tags/)"
+
+
 # --- entities ------------------------------------------------------------------------------
 
 
-class EntityWriteSerializer(serializers.Serializer):
+class EntityWriteSerializer(ScopeSerializer):
+    """`user_id` / `agent_id` / `run_id`: whose graph (none: the project-wide graph)."""
+
     name = StrictCharField(max_length=255)
-    entity_type = serializers.ChoiceField(choices=EntityType.choices, default=EntityType.UNKNOWN)
+    entity_type = StrictCharField(
+        max_length=100, default=EntityType.UNKNOWN, help_text=ENTITY_TYPE_HELP
+    )
     description = StrictCharField(required=False, allow_blank=True, default="")
     aliases = serializers.ListField(
         child=StrictCharField(max_length=255), required=False, default=list
     )
     metadata = serializers.DictField(required=False, default=dict)
+    tags = serializers.ListField(
+        child=StrictCharField(max_length=100), required=False, default=list, help_text=TAGS_HELP
+    )
 
-    def spec(self) -> EntitySpec:
-        return EntitySpec(**self.validated_data)
+
+def entity_spec(data: dict[str, Any], scope: GraphScope | None = None) -> EntitySpec:
+    """An EntitySpec from an EntityWriteSerializer's data (scope: the item's, or `scope`)."""
+    values = {k: v for k, v in data.items() if k not in GRAPH_SCOPE_FIELDS}
+    return EntitySpec(**values, scope=scope or write_scope(data))
 
 
 class EntityUpdateSerializer(serializers.Serializer):
     name = StrictCharField(max_length=255, required=False)
-    entity_type = serializers.ChoiceField(choices=EntityType.choices, required=False)
+    entity_type = StrictCharField(max_length=100, required=False, help_text=ENTITY_TYPE_HELP)
     description = StrictCharField(required=False, allow_blank=True)
     aliases = serializers.ListField(child=StrictCharField(max_length=255), required=False)
     metadata = serializers.DictField(required=False)
+    tags = serializers.ListField(child=StrictCharField(max_length=100), required=False)
 
 
-class EntityListQuerySerializer(PageQuerySerializer):
+class EntityListQuerySerializer(ScopeSerializer, PageQuerySerializer):
     q = StrictCharField(required=False, allow_blank=True, default="")
     entity_type = CommaListField(
-        child=serializers.ChoiceField(choices=EntityType.choices), required=False, default=list
+        child=StrictCharField(max_length=100), required=False, default=list
     )
+    tags = CommaListField(child=StrictCharField(max_length=100), required=False, default=list)
     match = serializers.ChoiceField(choices=["name", "semantic"], default="name")
+
+
+class EntityScopeQuerySerializer(ScopeSerializer):
+    """A read in one scope's graph (and the project-wide one)."""
 
 
 class EntityDeleteQuerySerializer(serializers.Serializer):
@@ -109,7 +145,7 @@ class RelationFieldsSerializer(serializers.Serializer):
         )
 
 
-class RelationCreateSerializer(RelationFieldsSerializer):
+class RelationCreateSerializer(ScopeSerializer, RelationFieldsSerializer):
     """By id (`source_id`, `target_id`) or by name (`source`, `target`)."""
 
     source_id = serializers.IntegerField(required=False)
@@ -127,8 +163,8 @@ class RelationCreateSerializer(RelationFieldsSerializer):
 class NamedRelationSerializer(RelationFieldsSerializer):
     source = StrictCharField(max_length=255)
     target = StrictCharField(max_length=255)
-    source_type = serializers.ChoiceField(choices=EntityType.choices, default=EntityType.UNKNOWN)
-    target_type = serializers.ChoiceField(choices=EntityType.choices, default=EntityType.UNKNOWN)
+    source_type = StrictCharField(max_length=100, default=EntityType.UNKNOWN)
+    target_type = StrictCharField(max_length=100, default=EntityType.UNKNOWN)
 
     @classmethod
     def named(cls, data: dict[str, Any]) -> NamedRelation:
@@ -141,7 +177,9 @@ class NamedRelationSerializer(RelationFieldsSerializer):
         )
 
 
-class GraphBulkSerializer(serializers.Serializer):
+class GraphBulkSerializer(ScopeSerializer):
+    """`user_id` / `agent_id` / `run_id`: whose graph all of it goes to."""
+
     entities = EntityWriteSerializer(many=True, required=False, default=list)
     relations = NamedRelationSerializer(many=True, required=False, default=list)
 
@@ -151,13 +189,13 @@ class GraphBulkSerializer(serializers.Serializer):
         return data
 
 
-class RelationDeleteByNameSerializer(serializers.Serializer):
+class RelationDeleteByNameSerializer(ScopeSerializer):
     relations = serializers.ListField(
         child=serializers.DictField(child=StrictCharField()), min_length=1
     )
 
 
-class RelationListQuerySerializer(PageQuerySerializer):
+class RelationListQuerySerializer(ScopeSerializer, PageQuerySerializer):
     entity_id = serializers.IntegerField(required=False)
     relation_type = CommaListField(child=StrictCharField(), required=False, default=list)
     as_of = serializers.DateTimeField(required=False)
@@ -178,7 +216,7 @@ class TraversalQuerySerializer(serializers.Serializer):
     max_nodes = serializers.IntegerField(min_value=1, max_value=1000, default=100)
 
 
-class EntityGraphQuerySerializer(TraversalQuerySerializer):
+class EntityGraphQuerySerializer(ScopeSerializer, TraversalQuerySerializer):
     relation_type = CommaListField(child=StrictCharField(), required=False, default=list)
     as_of = serializers.DateTimeField(required=False, allow_null=True, default=None)
     include_memories = QueryBooleanField(default=True)
@@ -204,3 +242,14 @@ class ExportQuerySerializer(serializers.Serializer):
 
 class AnalysisQuerySerializer(serializers.Serializer):
     top = serializers.IntegerField(min_value=1, max_value=100, default=10)
+
+
+# --- tags ----------------------------------------------------------------------------------
+
+
+class TagListQuerySerializer(PageQuerySerializer):
+    q = StrictCharField(required=False, allow_blank=True, default="", max_length=100)
+
+
+class TagDescribeSerializer(serializers.Serializer):
+    description = StrictCharField(allow_blank=True, max_length=2000)

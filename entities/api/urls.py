@@ -7,6 +7,8 @@ from entities.api.views import (
     GraphExportView,
     MemoryGraphViewSet,
     RelationViewSet,
+    TagDetailView,
+    TagListView,
 )
 
 entity_collection = EntityViewSet.as_view({"get": "list", "post": "create"})
@@ -38,6 +40,8 @@ urlpatterns = [
         RelationViewSet.as_view({"post": "close"}),
         name="relation-close",
     ),
+    path("tags/", TagListView.as_view(), name="tag-list"),
+    path("tags/<path:name>/", TagDetailView.as_view(), name="tag-detail"),
     path("graph/bulk/", GraphBulkView.as_view(), name="graph-bulk"),
     path("graph/analysis/", GraphAnalysisView.as_view(), name="graph-analysis"),
     path("graph/export/", GraphExportView.as_view(), name="graph-export"),

@@ -20,6 +20,7 @@ from entities.api.serializers import (
     EntityDetailSerializer,
     EntityGraphQuerySerializer,
     EntityListQuerySerializer,
+    EntityScopeQuerySerializer,
     EntitySerializer,
     EntityUpdateSerializer,
     EntityWriteSerializer,
@@ -34,8 +35,13 @@ from entities.api.serializers import (
     RelationFieldsSerializer,
     RelationListQuerySerializer,
     RelationSerializer,
+    TagDescribeSerializer,
+    TagListQuerySerializer,
+    entity_spec,
+    read_scope,
+    write_scope,
 )
-from entities.representations import memory_graph_body, subgraph_body
+from entities.representations import memory_graph_body, subgraph_body, tag_body
 from entities.selectors.analytics import graph_analysis, graph_export, graph_export_graphml
 from entities.selectors.entities import (
     entity_get,
@@ -46,21 +52,24 @@ from entities.selectors.entities import (
     relation_get,
     relation_list,
 )
+from entities.selectors.tags import tag_get, tag_list
 from entities.selectors.traversal import (
     RelationFilter,
     entity_subgraph,
     memory_causal_chain,
     memory_traverse,
 )
-from entities.services.entities import EntitySpec, entity_create, entity_delete, entity_update
+from entities.services.entities import entity_create, entity_delete, entity_update
 from entities.services.graph import graph_bulk_create
 from entities.services.relations import (
+    NamedRelation,
     relation_close,
     relation_create,
     relation_delete,
     relations_create_by_name,
     relations_delete_by_name,
 )
+from entities.services.tags import tag_describe, tag_forget
 from memories.representations import MemorySerializer
 from memoryplatform.lib.schema import error_response, page_of, path_ids
 from tenants.views import ProjectScopedMixin
@@ -88,25 +97,30 @@ class EntityViewSet(ProjectScopedMixin, viewsets.ViewSet):
             match=query["match"],
             limit=_page_size(query),
             offset=query["offset"],
+            scope=read_scope(query),
+            tags=query["tags"],
         )
         return self.page_response(page, EntitySerializer)
 
     @extend_schema(
         request=EntityWriteSerializer,
         responses={201: EntityCreatedSerializer, 200: EntityCreatedSerializer},
-        description="Create an entity (embedded from name + description). The same name and "
-        "type returns the existing entity with `created: false` and status 200.",
+        description="Create an entity (embedded from name + description) in the graph of "
+        "`user_id` / `agent_id` / `run_id`, or the project-wide graph without them. The same "
+        "name and type in that graph returns the existing entity with `created: false` and "
+        "status 200. `entity_type` is open: a built-in type or any lower-case identifier.",
     )
     def create(self, request: Request) -> Response:
         data = self.validated(EntityWriteSerializer, request.data)
-        entity, created = entity_create(project=self.project, spec=EntitySpec(**data))
+        entity, created = entity_create(project=self.project, spec=entity_spec(data))
         body = EntityCreatedSerializer(entity, context={"created": created}).data
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
-    @extend_schema(responses=EntityDetailSerializer)
+    @extend_schema(parameters=[EntityScopeQuerySerializer], responses=EntityDetailSerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
-        entity = entity_get(project=self.project, entity_id=pk)
-        relations = entity_relations(project=self.project, entity=entity)
+        scope = read_scope(self.validated(EntityScopeQuerySerializer, request.query_params))
+        entity = entity_get(project=self.project, entity_id=pk, scope=scope)
+        relations = entity_relations(project=self.project, entity=entity, scope=scope)
         return Response(EntityDetailSerializer(entity, context={"relations": relations}).data)
 
     @extend_schema(request=EntityUpdateSerializer, responses=_ENTITY_UPDATED)
@@ -142,6 +156,7 @@ class EntityViewSet(ProjectScopedMixin, viewsets.ViewSet):
                 min_strength=query["min_strength"],
                 relation_types=query["relation_type"] or None,
                 as_of=query["as_of"],
+                scope=read_scope(query),
             ),
             direction=query["direction"],
             max_nodes=query["max_nodes"],
@@ -186,6 +201,7 @@ class RelationViewSet(ProjectScopedMixin, viewsets.ViewSet):
             include_closed=query["include_closed"],
             limit=limit,
             offset=query["offset"],
+            scope=read_scope(query),
         )
         return Response(
             {
@@ -216,6 +232,7 @@ class RelationViewSet(ProjectScopedMixin, viewsets.ViewSet):
                 source_id=data["source_id"],
                 target_id=data["target_id"],
                 spec=spec,
+                scope=write_scope(data),
             )
         else:
             result = self._create_mixed(data, spec)
@@ -226,16 +243,16 @@ class RelationViewSet(ProjectScopedMixin, viewsets.ViewSet):
         return Response({**body.data, "closed": [r.pk for r in result.closed]}, status=code)
 
     def _create_mixed(self, data: dict[str, Any], spec: Any) -> Any:
-        from entities.services.relations import NamedRelation
-
+        scope = write_scope(data)
         ends = {}
         for end in ("source", "target"):
             if f"{end}_id" in data:
-                ends[end] = entity_get(project=self.project, entity_id=data[f"{end}_id"]).name
+                entity = entity_get(project=self.project, entity_id=data[f"{end}_id"])
+                ends[end] = entity.name
             else:
                 ends[end] = data[end]
         item = NamedRelation(source=ends["source"], target=ends["target"], spec=spec)
-        return relations_create_by_name(project=self.project, items=[item])[0]
+        return relations_create_by_name(project=self.project, items=[item], scope=scope)[0]
 
     @extend_schema(responses=RelationSerializer)
     def retrieve(self, request: Request, pk: str) -> Response:
@@ -257,7 +274,9 @@ class RelationViewSet(ProjectScopedMixin, viewsets.ViewSet):
     @action(detail=False, methods=["post"], url_path="delete-by-name")
     def delete_by_name(self, request: Request) -> Response:
         data = self.validated(RelationDeleteByNameSerializer, request.data)
-        deleted = relations_delete_by_name(project=self.project, items=data["relations"])
+        deleted = relations_delete_by_name(
+            project=self.project, items=data["relations"], scope=read_scope(data)
+        )
         return Response({"deleted": deleted})
 
 
@@ -272,10 +291,12 @@ class GraphBulkView(ProjectScopedMixin, APIView):
     )
     def post(self, request: Request) -> Response:
         data = self.validated(GraphBulkSerializer, request.data)
+        scope = write_scope(data)
         entities, results = graph_bulk_create(
             project=self.project,
-            entities=[EntitySpec(**item) for item in data["entities"]],
+            entities=[entity_spec(item, scope) for item in data["entities"]],
             relations=[NamedRelationSerializer.named(item) for item in data["relations"]],
+            scope=scope,
         )
         relations = [result.relation for result in results]
         return Response(
@@ -351,3 +372,44 @@ class MemoryGraphViewSet(ProjectScopedMixin, viewsets.ViewSet):
     def entities(self, request: Request, memory_pk: str) -> Response:
         entities = memory_entities(project=self.project, memory_id=memory_pk)
         return Response(EntitySerializer(entities, many=True).data)
+
+
+class TagListView(ProjectScopedMixin, APIView):
+    @extend_schema(
+        operation_id="v1_tags_list", parameters=[TagListQuerySerializer], responses={200: dict}
+    )
+    def get(self, request: Request) -> Response:
+        """The project's tag registry: every tag in use on its memories and entities and
+        every described tag, with its description and counts, most used first."""
+        query = self.validated(TagListQuerySerializer, request.query_params)
+        page = tag_list(
+            project=self.project, query=query["q"], limit=_page_size(query), offset=query["offset"]
+        )
+        return Response(
+            {
+                "results": [tag_body(tag) for tag in page.results],
+                "count": page.count,
+                "limit": page.limit,
+                "offset": page.offset,
+            }
+        )
+
+
+class TagDetailView(ProjectScopedMixin, APIView):
+    @extend_schema(responses={200: dict, 404: error_response("No such tag.")})
+    def get(self, request: Request, name: str) -> Response:
+        """One tag: description and counts."""
+        return Response(tag_body(tag_get(project=self.project, name=name)))
+
+    @extend_schema(request=TagDescribeSerializer, responses={200: dict})
+    def put(self, request: Request, name: str) -> Response:
+        """Register a tag with its description (or change the description)."""
+        data = self.validated(TagDescribeSerializer, request.data)
+        tag = tag_describe(project=self.project, name=name, description=data["description"])
+        return Response(tag_body(tag_get(project=self.project, name=tag.name)))
+
+    @extend_schema(responses={204: OpenApiResponse(description="description dropped")})
+    def delete(self, request: Request, name: str) -> Response:
+        """Drop the tag's description (a tag in use stays listed)."""
+        tag_forget(project=self.project, name=name)
+        return Response(status=status.HTTP_204_NO_CONTENT)

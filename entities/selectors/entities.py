@@ -1,4 +1,5 @@
-"""Reads of entities and relations. Every function takes `project=`."""
+"""Reads of entities and relations. Every function takes `project=`; those given a `scope`
+see the project-wide graph and that scope's (entities.scope), without one every graph."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from django.contrib.postgres.search import TrigramWordSimilarity
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Case, Count, Q, QuerySet, Value, When
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from entities.models import Entity, EntityMemory, Relation
+from entities.scope import GraphScope
 from entities.services.entities import normalize_name, parse_entity_id
 from memories.models import Memory
 from memories.selectors.memories import memories_by_id
@@ -23,24 +25,39 @@ NAME_MATCH_THRESHOLD = 0.3  # trigram word similarity below this is not a name m
 SEMANTIC_MATCH_THRESHOLD = 0.3
 
 
-def entity_queryset(*, project: Project) -> QuerySet[Entity]:
-    return Entity.objects.for_project(project).defer("embedding")
+def entity_queryset(*, project: Project, scope: GraphScope | None = None) -> QuerySet[Entity]:
+    queryset = Entity.objects.for_project(project).defer("embedding")
+    return queryset.filter(scope.visible_q()) if scope is not None else queryset
 
 
-def entity_get(*, project: Project, entity_id: int | str) -> Entity:
-    entity = entity_queryset(project=project).filter(pk=parse_entity_id(entity_id)).first()
+def entity_get(
+    *, project: Project, entity_id: int | str, scope: GraphScope | None = None
+) -> Entity:
+    """An entity; given a scope, one it can see (another scope's entity is not found)."""
+    queryset = entity_queryset(project=project, scope=scope)
+    entity = queryset.filter(pk=parse_entity_id(entity_id)).first()
     if entity is None:
         raise NotFound("entity not found")
     return entity
 
 
 def entity_find_by_name(
-    *, project: Project, name: str, entity_type: str | None = None
+    *,
+    project: Project,
+    name: str,
+    entity_type: str | None = None,
+    scope: GraphScope | None = None,
 ) -> Entity | None:
-    """The entity with this name or alias (exact, case-insensitive); the oldest if several."""
-    queryset = entity_queryset(project=project).filter(lookup_keys__contains=[normalize_name(name)])
+    """The entity with this name or alias (exact, case-insensitive); the oldest if several.
+    Given a scope, its own entity before a project-wide one."""
+    queryset = entity_queryset(project=project, scope=scope)
+    queryset = queryset.filter(lookup_keys__contains=[normalize_name(name)])
     if entity_type:
         queryset = queryset.filter(entity_type=entity_type)
+    if scope is not None and not scope.is_shared:
+        shared = Q(user_id__isnull=True, agent_id__isnull=True, run_id__isnull=True)
+        own_first = Case(When(shared, then=Value(1)), default=Value(0))
+        return queryset.order_by(own_first, "created_at", "id").first()
     return queryset.order_by("created_at", "id").first()
 
 
@@ -60,12 +77,17 @@ def entity_list(
     match: Literal["name", "semantic"] = "name",
     limit: int = 20,
     offset: int = 0,
+    scope: GraphScope | None = None,
+    tags: list[str] | None = None,
 ) -> EntityPage:
-    """Entities of the project, by name (trigram word similarity, exact names and aliases
-    first) or by meaning (embedding of name + description), or all alphabetically."""
-    queryset = entity_queryset(project=project)
+    """Entities of the project (those a scope sees, carrying all `tags`), by name (trigram
+    word similarity, exact names and aliases first) or by meaning (embedding of name +
+    description), or all alphabetically."""
+    queryset = entity_queryset(project=project, scope=scope)
     if entity_types:
         queryset = queryset.filter(entity_type__in=entity_types)
+    if tags:
+        queryset = queryset.filter(tags__contains=tags)
     if query and match == "semantic":
         queryset = _by_meaning(queryset, query)
     elif query:
@@ -135,12 +157,13 @@ def memory_entities(*, project: Project, memory_id: Any) -> list[Entity]:
     )
 
 
-def relation_queryset(*, project: Project) -> QuerySet[Relation]:
-    return (
+def relation_queryset(*, project: Project, scope: GraphScope | None = None) -> QuerySet[Relation]:
+    queryset = (
         Relation.objects.for_project(project)
         .select_related("source", "target")
         .defer("source__embedding", "target__embedding")
     )
+    return queryset.filter(scope.visible_q()) if scope is not None else queryset
 
 
 def relation_get(*, project: Project, relation_id: Any) -> Relation:
@@ -163,11 +186,13 @@ def relation_list(
     include_closed: bool = False,
     limit: int = 20,
     offset: int = 0,
+    scope: GraphScope | None = None,
 ) -> tuple[list[Relation], int]:
-    """Relations valid now (or `as_of` a moment), or every relation with `include_closed`."""
-    queryset = relation_queryset(project=project)
+    """Relations valid now (or `as_of` a moment), or every relation with `include_closed`;
+    given a scope, those it sees."""
+    queryset = relation_queryset(project=project, scope=scope)
     if entity_id is not None:
-        pk = entity_get(project=project, entity_id=entity_id).pk
+        pk = entity_get(project=project, entity_id=entity_id, scope=scope).pk
         queryset = queryset.filter(Q(source_id=pk) | Q(target_id=pk))
     if relation_types:
         queryset = queryset.filter(relation_type__in=relation_types)
@@ -180,11 +205,13 @@ def relation_list(
     return list(queryset[offset : offset + limit]), queryset.count()
 
 
-def entity_relations(*, project: Project, entity: Entity, limit: int = 100) -> list[Relation]:
+def entity_relations(
+    *, project: Project, entity: Entity, limit: int = 100, scope: GraphScope | None = None
+) -> list[Relation]:
     """The relations of one entity valid now, strongest first (for the entity detail)."""
     now = timezone.now()
     return list(
-        relation_queryset(project=project)
+        relation_queryset(project=project, scope=scope)
         .filter(Q(source=entity) | Q(target=entity))
         .filter(valid_from__lte=now)
         .filter(Q(valid_to__isnull=True) | Q(valid_to__gt=now))

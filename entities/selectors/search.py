@@ -4,7 +4,10 @@ The entities a query names are found (exact names and aliases, then trigram
 similarity for misspellings); the walk reaches their 1..N-hop neighbours; memories linked to
 any reached entity are ranked by the best path's strength × confidence product. A memory
 linked to several reached entities combines them as a noisy-OR (1 − Π(1 − sᵢ)), so a memory
-about both things the query names outranks one about either."""
+about both things the query names outranks one about either.
+
+A search scoped to a user, agent or run (its filters) sees that scope's graph and the
+project-wide one (entities.scope), as the memories it returns are that scope's."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from django.db import connection
 from django.db.models import Count, QuerySet
 
 from entities.models import Entity, EntityMemory
+from entities.scope import GraphScope
 from entities.selectors.traversal import RelationFilter, edges_among, entity_reach
 from entities.services.entities import normalize_name
 from entities.services.extraction import STOPWORDS
@@ -56,23 +60,32 @@ def _ngrams(text: str) -> list[str]:
 _NAMED_SQL = f"""
 WITH exact AS MATERIALIZED (
     SELECT e.id, e.name FROM {Entity._meta.db_table} e
-    WHERE e.project_id = %(project)s AND e.lookup_keys && %(grams)s::varchar[]
+    WHERE e.project_id = %(project)s AND e.lookup_keys && %(grams)s::varchar[] AND {{scope}}
 )
 (SELECT id, 1.0::float8 FROM exact ORDER BY name, id)
 UNION ALL
 (SELECT e.id, max(similarity(e.normalized_name, g))::float8
  FROM {Entity._meta.db_table} e, unnest(%(fuzzy)s::text[]) AS g
  WHERE NOT EXISTS (SELECT FROM exact) AND e.project_id = %(project)s
-   AND e.normalized_name %% g
+   AND e.normalized_name %% g AND {{scope}}
  GROUP BY e.id
  HAVING max(similarity(e.normalized_name, g)) >= %(threshold)s
  ORDER BY e.id)
 """
 
 
-def entities_in_text(*, project: Project, text: str) -> dict[int, float]:
-    """{entity id: match score} for the entities `text` names: 1.0 for an exact name or
-    alias, the trigram similarity for a near spelling (only when nothing matched exactly)."""
+def query_scope(query: SearchQuery) -> GraphScope | None:
+    """The graph a search sees: its user/agent/run filters', or every graph without them."""
+    scope = GraphScope.of(query.filters)
+    return None if scope.is_shared else scope
+
+
+def entities_in_text(
+    *, project: Project, text: str, scope: GraphScope | None = None
+) -> dict[int, float]:
+    """{entity id: match score} for the entities `text` names (among those `scope` sees):
+    1.0 for an exact name or alias, the trigram similarity for a near spelling (only when
+    nothing matched exactly)."""
     grams = _ngrams(text)
     if not grams:
         return {}
@@ -82,8 +95,9 @@ def entities_in_text(*, project: Project, text: str) -> dict[int, float]:
         "fuzzy": [gram for gram in grams if len(gram) >= FUZZY_MIN_LENGTH],
         "threshold": FUZZY_THRESHOLD,
     }
+    condition, scope_params = (scope or GraphScope()).visible_sql("e")
     with connection.cursor() as cursor:
-        cursor.execute(_NAMED_SQL, params)
+        cursor.execute(_NAMED_SQL.format(scope=condition), {**params, **scope_params})
         return {pk: float(score) for pk, score in cursor.fetchall()}
 
 
@@ -119,11 +133,17 @@ def specificity(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
 
 
 def entity_scores(
-    *, project: Project, seeds: dict[int, float], depth: int, max_nodes: int = SEARCH_MAX_NODES
+    *,
+    project: Project,
+    seeds: dict[int, float],
+    depth: int,
+    max_nodes: int = SEARCH_MAX_NODES,
+    scope: GraphScope | None = None,
 ) -> dict[int, float]:
     """Best path score to each entity within `depth` hops of the seeds: the seed's match
-    score times strength × confidence of every relation on the way (either direction)."""
-    relations = RelationFilter()
+    score times strength × confidence of every relation on the way (either direction),
+    over the relations `scope` sees."""
+    relations = RelationFilter(scope=scope)
     reach = entity_reach(
         project=project,
         entity_ids=list(seeds),
@@ -192,10 +212,11 @@ def graph_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
     from memories.selectors.search import candidate_count, search_queryset
 
     depth = _depth_option(query, "depth", DEFAULT_DEPTH)
-    seeds = entities_in_text(project=project, text=query.text)
+    scope = query_scope(query)
+    seeds = entities_in_text(project=project, text=query.text, scope=scope)
     if not seeds:
         return []
-    scores = entity_scores(project=project, seeds=seeds, depth=depth)
+    scores = entity_scores(project=project, seeds=seeds, depth=depth, scope=scope)
     allowed = search_queryset(project=project, query=query)
     ranked = _memory_scores(project, scores, allowed.values("pk"))
     best = sorted(ranked.items(), key=lambda item: (-item[1][0], str(item[0])))
@@ -232,13 +253,14 @@ def graph_boost_scores(*, project: Project, query: SearchQuery) -> dict[int, flo
     weighted by its specificity; empty when the query names none (or the boost is off)."""
     if _boost_weight(query) == 0:
         return {}
-    seeds = entities_in_text(project=project, text=query.text)
+    scope = query_scope(query)
+    seeds = entities_in_text(project=project, text=query.text, scope=scope)
     weights = specificity(project=project, entity_ids=list(seeds))
     seeds = {pk: score * weights[pk] for pk, score in seeds.items() if weights[pk] > 0}
     if not seeds:
         return {}
     depth = _depth_option(query, "graph_depth", BOOST_DEPTH)
-    return entity_scores(project=project, seeds=seeds, depth=depth)
+    return entity_scores(project=project, seeds=seeds, depth=depth, scope=scope)
 
 
 def _boost_weight(query: SearchQuery) -> float:

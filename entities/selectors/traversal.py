@@ -18,6 +18,7 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from entities.models import Entity, EntityMemory, Relation
+from entities.scope import GraphScope
 from entities.selectors.entities import entity_get
 from memories.models import Memory
 from memories.selectors.memories import memories_by_id
@@ -132,21 +133,26 @@ class RelationFilter:
     min_strength: float = 0.0
     relation_types: list[str] | None = None
     as_of: datetime | None = None  # None: valid now
+    scope: GraphScope | None = None  # None: every graph; else the project-wide one and its own
 
     def sql(self) -> str:
         types = "AND e.relation_type = ANY(%(types)s)" if self.relation_types else ""
+        scope = f"AND {self.scope.visible_sql('e')[0]} " if self.scope is not None else ""
         return (
             "e.project_id = %(project)s AND e.strength >= %(min_strength)s "
             "AND e.valid_from <= %(as_of)s AND (e.valid_to IS NULL OR e.valid_to > %(as_of)s) "
+            + scope
             + types
         )
 
     def params(self, project: Project) -> dict[str, Any]:
+        scope = self.scope.visible_sql("e")[1] if self.scope is not None else {}
         return {
             "project": project.pk,
             "min_strength": self.min_strength,
             "as_of": self.as_of or timezone.now(),
             "types": list(self.relation_types or []),
+            **scope,
         }
 
     def q(self, project: Project) -> Q:
@@ -155,6 +161,8 @@ class RelationFilter:
         q &= Q(valid_to__isnull=True) | Q(valid_to__gt=as_of)
         if self.relation_types:
             q &= Q(relation_type__in=self.relation_types)
+        if self.scope is not None:
+            q &= self.scope.visible_q()
         return q
 
 
@@ -226,10 +234,11 @@ def entity_subgraph(
 ) -> Subgraph:
     """The entities within `depth` hops of one entity, the relations among them, and
     optionally each node's most relevant live memories. Nodes and edges are plain records
-    (no model instances): a 1000-node subgraph stays a few queries and no ORM overhead."""
+    (no model instances): a 1000-node subgraph stays a few queries and no ORM overhead.
+    With `relations.scope`, the walk follows and shows only what that scope sees."""
     check_walk(depth=depth, max_nodes=max_nodes, direction=direction)
     relations = relations or RelationFilter()
-    center = entity_get(project=project, entity_id=entity_id)
+    center = entity_get(project=project, entity_id=entity_id, scope=relations.scope)
     reach = entity_reach(
         project=project,
         entity_ids=[center.pk],
@@ -238,7 +247,12 @@ def entity_subgraph(
         direction=direction,
         max_nodes=max_nodes,
     )
-    rows = Entity.objects.filter(project=project, pk__in=list(reach)).values_list(*_NODE_FIELDS)
+    rows = Entity.objects.filter(project=project, pk__in=list(reach))
+    if relations.scope is not None:
+        rows = rows.filter(relations.scope.visible_q())
+        visible = set(rows.values_list("pk", flat=True))
+        reach = {pk: hops for pk, hops in reach.items() if pk in visible}
+    rows = rows.values_list(*_NODE_FIELDS)
     nodes = sorted(
         (
             GraphNode(

@@ -16,18 +16,20 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from entities.models import Entity, EntityType
-from memories.services.content import check_metadata
+from entities.models import ENTITY_TYPE_PATTERN, MAX_ENTITY_TYPE_LENGTH, Entity, EntityType
+from entities.scope import SHARED, GraphScope
+from memories.services.content import check_metadata, check_tags
 from memories.services.embedding import embed_or_none
 from memories.services.pii import scrub_for_storage
 from memoryplatform.events import emit
 from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, check_choice
+from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound
 from tenants.models import Project
 
 MERGE_SIMILARITY = 0.95
 MAX_NAME_LENGTH = 255
 _WHITESPACE = re.compile(r"\s+")
+_ENTITY_TYPE = re.compile(ENTITY_TYPE_PATTERN)
 
 
 def normalize_name(name: str) -> str:
@@ -50,7 +52,22 @@ def check_name(value: Any, field_name: str = "name") -> str:
 
 
 def check_entity_type(value: Any) -> str:
-    return check_choice("entity_type", value, EntityType.values)
+    """Open: a built-in type (EntityType) or a project's own. Case and separators are
+    folded ("Rock Band" is `rock_band`); what is left must be a lower-case identifier."""
+    if not isinstance(value, str):
+        raise InvalidInput("entity_type must be a string", fields={"entity_type": ["string"]})
+    cleaned = re.sub(r"[\s\-]+", "_", value.strip().casefold())
+    if not _ENTITY_TYPE.match(cleaned):
+        message = (
+            "a lower-case identifier (letters, digits, underscores; starting with a letter), "
+            f"at most {MAX_ENTITY_TYPE_LENGTH} characters"
+        )
+        raise InvalidInput(f"entity_type must be {message}", fields={"entity_type": [message]})
+    return cleaned
+
+
+def check_entity_tags(value: Any) -> list[str]:
+    return check_tags(value)
 
 
 def check_aliases(value: Any) -> list[str]:
@@ -85,7 +102,12 @@ def emit_entity_created(entity: Entity) -> None:
         project_id=entity.project_id,
         project_slug=entity.project.slug,
         type="entity_created",
-        data={"id": entity.pk, "name": entity.name, "entity_type": entity.entity_type},
+        data={
+            "id": entity.pk,
+            "name": entity.name,
+            "entity_type": entity.entity_type,
+            "user_id": entity.user_id,
+        },
     )
 
 
@@ -98,6 +120,8 @@ class EntitySpec:
     description: str = ""
     aliases: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    scope: GraphScope = SHARED  # the graph it belongs to (entities.scope)
 
     def cleaned(self, *, project: Project) -> EntitySpec:
         """Checked, and PII-masked as the project asks (before it is matched or stored)."""
@@ -111,7 +135,10 @@ class EntitySpec:
             },
         )
         return EntitySpec(
-            entity_type=check_entity_type(self.entity_type or EntityType.UNKNOWN), **texts
+            entity_type=check_entity_type(self.entity_type or EntityType.UNKNOWN),
+            tags=check_entity_tags(self.tags or []),
+            scope=self.scope,
+            **texts,
         )
 
 
@@ -138,7 +165,9 @@ def entity_from_spec(project: Project, spec: EntitySpec, embedding: list[float] 
         aliases=list(spec.aliases),
         lookup_keys=_keys(spec.name, spec.aliases),
         metadata=dict(spec.metadata),
+        tags=list(spec.tags),
         embedding=embedding,
+        **spec.scope.as_dict(),
     )
 
 
@@ -151,13 +180,10 @@ def _insert(project: Project, spec: EntitySpec, embedding: list[float] | None) -
 
 @transaction.atomic
 def entity_create(*, project: Project, spec: EntitySpec) -> tuple[Entity, bool]:
-    """Create one entity with its embedding; the same (name, type) returns the existing one."""
+    """Create one entity with its embedding in the spec's scope; the same (name, type) in
+    that scope returns the existing one."""
     spec = spec.cleaned(project=project)
-    existing = (
-        Entity.objects.for_project(project)
-        .filter(normalized_name=normalize_name(spec.name), entity_type=spec.entity_type)
-        .first()
-    )
+    existing = _same_name_and_type(project, spec).first()
     if existing is not None:
         return _absorb(existing, spec), False
     vector = embed_or_none([_embedding_text(spec.name, spec.description)])[0]
@@ -165,14 +191,18 @@ def entity_create(*, project: Project, spec: EntitySpec) -> tuple[Entity, bool]:
         with transaction.atomic():
             return _insert(project, spec, vector), True
     except IntegrityError as exc:  # a concurrent create won the race
-        winner = (
-            Entity.objects.for_project(project)
-            .filter(normalized_name=normalize_name(spec.name), entity_type=spec.entity_type)
-            .first()
-        )
+        winner = _same_name_and_type(project, spec).first()
         if winner is None:
             raise Conflict("this entity was changed concurrently; retry") from exc
         return winner, False
+
+
+def _same_name_and_type(project: Project, spec: EntitySpec) -> Any:
+    return (
+        Entity.objects.for_project(project)
+        .filter(spec.scope.owned_q())
+        .filter(normalized_name=normalize_name(spec.name), entity_type=spec.entity_type)
+    )
 
 
 def _absorb(entity: Entity, spec: EntitySpec, *, alias: str | None = None) -> Entity:
@@ -185,9 +215,10 @@ def _absorb(entity: Entity, spec: EntitySpec, *, alias: str | None = None) -> En
 
 
 def entity_name_type_taken(entity: Entity, entity_type: str) -> bool:
-    """Another entity of the project has this entity's name with `entity_type`."""
+    """Another entity of the entity's graph (scope) has its name with `entity_type`."""
     return (
         Entity.objects.filter(project_id=entity.project_id)
+        .filter(GraphScope.of(entity).owned_q())
         .filter(normalized_name=entity.normalized_name, entity_type=entity_type)
         .exists()
     )
@@ -219,6 +250,10 @@ def fold_mention(
     if spec.metadata and any(entity.metadata.get(k) != v for k, v in spec.metadata.items()):
         entity.metadata = {**entity.metadata, **spec.metadata}
         changed.append("metadata")
+    new_tags = [tag for tag in spec.tags if tag not in entity.tags]
+    if new_tags:
+        entity.tags = [*entity.tags, *new_tags]
+        changed.append("tags")
     upgrade = entity.entity_type == EntityType.UNKNOWN != spec.entity_type
     if upgrade and not type_taken(entity, spec.entity_type):
         entity.entity_type = spec.entity_type
@@ -229,6 +264,7 @@ def fold_mention(
 def _match_by_key(project: Project, spec: EntitySpec) -> Entity | None:
     candidates = list(
         Entity.objects.for_project(project)
+        .filter(spec.scope.owned_q() | SHARED.owned_q())
         .filter(lookup_keys__contains=[normalize_name(spec.name)])
         .defer("embedding")
         .order_by("created_at", "id")
@@ -237,9 +273,11 @@ def _match_by_key(project: Project, spec: EntitySpec) -> Entity | None:
 
 
 def pick_by_key(candidates: list[Entity], spec: EntitySpec) -> Entity | None:
-    """Among the entities carrying the spec's name or alias (oldest first): prefer the same
-    type, then an `unknown` one (to upgrade), then, for an untyped mention, whichever typed
-    entity carries that name."""
+    """Among the entities carrying the spec's name or alias (oldest first), those of the
+    spec's own scope before project-wide ones: prefer the same type, then an `unknown` one
+    (to upgrade), then, for an untyped mention, whichever typed entity carries that name."""
+    own = spec.scope.as_dict()
+    candidates = sorted(candidates, key=lambda e: GraphScope.of(e).as_dict() != own)
     for wanted in (spec.entity_type, EntityType.UNKNOWN):
         for entity in candidates:
             if entity.entity_type == wanted:
@@ -279,7 +317,7 @@ def entity_resolve(*, project: Project, spec: EntitySpec) -> Entity:
     return entities_resolve(project=project, specs=[spec])[0]
 
 
-UPDATABLE_FIELDS = ("name", "entity_type", "description", "aliases", "metadata")
+UPDATABLE_FIELDS = ("name", "entity_type", "description", "aliases", "metadata", "tags")
 
 
 @transaction.atomic
@@ -296,9 +334,13 @@ def entity_update(*, project: Project, entity_id: int | str, changes: dict[str, 
         "entity_type": check_entity_type,
         "aliases": check_aliases,
         "metadata": check_metadata,
+        "tags": check_entity_tags,
         "description": lambda value: value if isinstance(value, str) else "",
     }
     checked = {name: checks[name](value) for name, value in changes.items()}
+    tags = checked.pop("tags", None)
+    if tags is not None:
+        entity.tags = tags
     for name, value in scrub_for_storage(project=project, values=checked).items():
         setattr(entity, name, value)
     entity.normalized_name = normalize_name(entity.name)
@@ -311,7 +353,7 @@ def entity_update(*, project: Project, entity_id: int | str, changes: dict[str, 
             entity.save()
     except IntegrityError as exc:
         raise Conflict(
-            "another entity already has this name and type",
+            "another entity of its graph already has this name and type",
             fields={"name": ["an entity with this name and type exists"]},
         ) from exc
     return entity
@@ -329,13 +371,20 @@ def entity_delete(
 
 @transaction.atomic
 def entities_delete_by_name(
-    *, project: Project, names: list[str], actor: Actor, cascade_memories: bool = False
+    *,
+    project: Project,
+    names: list[str],
+    actor: Actor,
+    cascade_memories: bool = False,
+    scope: GraphScope | None = None,
 ) -> dict[str, int]:
-    """Delete every entity carrying one of `names` (any type), as MCP `delete_entities`."""
+    """Delete every entity carrying one of `names` (any type), as MCP `delete_entities`:
+    of every graph, or, given a scope, of that scope's own graph only."""
     keys = [normalize_name(check_name(name, "entity_names")) for name in names]
-    entities = list(
-        Entity.objects.for_project(project).filter(Q(normalized_name__in=keys)).select_for_update()
-    )
+    queryset = Entity.objects.for_project(project).filter(Q(normalized_name__in=keys))
+    if scope is not None:
+        queryset = queryset.filter(scope.owned_q())
+    entities = list(queryset.select_for_update())
     return _delete(project, entities, actor, cascade_memories)
 
 

@@ -1,9 +1,10 @@
 """Entity and relation extraction from a memory's text.
 
 With an LLM configured: the seed's `extract_entities` / `extract_relations` tool calls. Offline
-(or when the LLM fails): a deterministic extractor - capitalised spans, small gazetteers and
-a handful of active-voice patterns ("X works at Y", "X uses Y", "X no longer works at Y").
-It is meant to get plain statements right, not to parse English."""
+(or when the LLM fails): a deterministic extractor - the clause reader of
+`memories.services.extraction.clauses` ("X works at Y", "I no longer live in Z", "my manager
+Sarah"), small gazetteers for types, and capitalised spans for the other names. It is meant
+to get plain statements right, not to parse English (figures: docs/intelligence.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,19 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from entities.models import EntityType
+from entities.models import ENTITY_TYPE_PATTERN, EntityType
+from memories.services.extraction.clauses import SELF, read_statements, tokens_of
+from memories.services.extraction.gazetteer import (
+    COMMON_WORD_TECHNOLOGIES,
+    FIRST_NAMES,
+    GROUP_KINDS,
+    LOCATIONS,
+    NATIONALITIES,
+    ORG_SUFFIXES,
+    ORGANIZATIONS,
+    TECHNOLOGIES,
+    name_kind,
+)
 from memoryplatform.lib.errors import ProviderError
 from memoryplatform.llm import DATA_RULE, answer_bool, data_block
 
@@ -43,32 +56,6 @@ class Extraction:
 
 # --- offline -----------------------------------------------------------------------------
 
-TECHNOLOGIES = {
-    "python", "django", "postgresql", "postgres", "pgvector", "mysql", "sqlite", "redis",
-    "mongodb", "react", "vue", "angular", "svelte", "javascript", "typescript", "node.js",
-    "nodejs", "java", "kotlin", "swift", "rust", "golang", "c++", "c#", "ruby", "rails", "php",
-    "docker", "kubernetes", "terraform", "ansible", "aws", "gcp", "azure", "linux", "git",
-    "github", "gitlab", "graphql", "fastapi", "flask", "celery", "kafka", "rabbitmq", "nginx",
-    "elasticsearch", "pytorch", "tensorflow", "numpy", "pandas", "vim", "emacs", "vscode",
-    "neovim", "bash", "zsh", "macos", "windows", "ios", "android", "tailwind", "webpack",
-    "vite", "jest", "pytest", "llama", "chatgpt", "claude", "grpc", "html", "css",
-}  # fmt: skip
-ORGANIZATIONS = {
-    "google", "microsoft", "apple", "amazon", "meta", "facebook", "netflix", "ibm", "intel",
-    "nvidia", "oracle", "salesforce", "adobe", "uber", "airbnb", "spotify", "stripe", "openai",
-    "anthropic", "tesla", "twitter", "linkedin", "mozilla", "samsung", "sony", "acme",
-    "acme corp", "deepmind", "shopify", "atlassian", "slack", "dropbox", "github", "gitlab",
-}  # fmt: skip
-LOCATIONS = {
-    "paris", "london", "berlin", "tokyo", "new york", "san francisco", "seattle", "boston",
-    "chicago", "austin", "toronto", "sydney", "madrid", "rome", "amsterdam", "dublin",
-    "lisbon", "munich", "zurich", "singapore", "beijing", "shanghai", "mumbai", "bangalore",
-    "france", "germany", "spain", "italy", "japan", "china", "india", "canada", "usa",
-    "united states", "uk", "united kingdom", "europe", "brazil", "mexico", "australia",
-    "california", "texas", "sweden", "norway", "poland", "ireland", "portugal", "netherlands",
-}  # fmt: skip
-ORG_SUFFIXES = ("inc", "corp", "corporation", "ltd", "llc", "gmbh", "labs", "university",
-                "bank", "company", "foundation", "institute", "group", "technologies")  # fmt: skip
 # Capitalised words that start sentences or name times, not things.
 STOPWORDS = {
     "the", "a", "an", "i", "we", "you", "he", "she", "they", "it", "this", "that", "these",
@@ -82,76 +69,32 @@ STOPWORDS = {
     "at", "for", "with", "from", "to", "of", "by", "as", "is", "was", "not", "all", "some",
     "every", "each", "any", "none", "note", "remember", "fixed", "error", "bug", "todo",
     "let", "let's", "maybe", "now", "once", "since", "until", "while", "because", "however",
-    "both", "just", "only", "one", "two", "new", "last", "next", "first", "sure", "great",
+    "both", "just", "only", "one", "two", "last", "next", "first", "sure", "great",
+    "mondays", "tuesdays", "wednesdays", "thursdays", "fridays", "saturdays", "sundays",
+    "actually", "she's", "he's", "i'm", "it's", "we're", "they're", "anyway", "btw",
 }  # fmt: skip
 
 _WORD = r"[A-Z][\w+#&'-]*(?:\.\w+)*"
 _NAME = rf"{_WORD}(?:\s+(?:of\s+|de\s+|van\s+|von\s+)?{_WORD})*"
-_TECH = "|".join(re.escape(name) for name in sorted(TECHNOLOGIES, key=len, reverse=True))
-_THING = rf"(?:{_NAME}|(?i:{_TECH})(?![\w+#]))"
-
-# (pattern, relation, source role, target role, swap, retracted)
-_RULES: list[tuple[str, str, str | None, str | None, bool, bool]] = [
-    (r"(?:no longer|doesn't|does not|stopped)\s+works?(?:ing)?\s+(?:at|for)", "works_at",
-     "person", "organization", False, True),
-    (r"(?:left|quit|resigned from)", "works_at", "person", "organization", False, True),
-    (r"(?:now\s+)?(?:works?|worked|is working|started working)\s+(?:at|for)|"
-     r"is employed (?:at|by)|joined|is an? \w+ at|is at", "works_at", "person",
-     "organization", False, False),
-    (r"(?:no longer|doesn't|does not|stopped)\s+us(?:es|e|ing)", "uses", None, "technology",
-     False, True),
-    (r"(?:uses|is using|used|prefers|likes using|codes in|writes)", "uses", None, "technology",
-     False, False),
-    (r"(?:manages|leads|is the manager of|runs)", "manages", "person", None, False, False),
-    (r"reports to", "reports_to", "person", "person", False, False),
-    (r"(?:collaborates with|works with|worked with|partners with|pairs with)",
-     "collaborates_with", None, None, False, False),
-    (r"implements", "implements", None, "technology", False, False),
-    (r"(?:depends on|relies on|requires)", "depends_on", None, None, False, False),
-    (r"(?:no longer lives in|moved (?:away )?from)", "located_in", None, "location", False,
-     True),
-    (r"(?:lives in|is based in|is located in|moved to|resides in|is from)", "located_in",
-     None, "location", False, False),
-    (r"(?:is part of|belongs to|is a member of)", "part_of", None, "organization", False,
-     False),
-    (r"(?:created|built|founded|wrote|developed|designed)", "created_by", "person", None, True,
-     False),
-    (r"(?:is related to|relates to|is connected to)", "related_to", None, None, False, False),
-]  # fmt: skip
-_ARTICLE = r"(?:(?:the|a|an|his|her|their)\s+)?"
-_LIST_TAIL = rf"((?:\s*(?:,\s*and|,|and|&)\s+{_ARTICLE}{_THING})*)"
-# Each rule with its verbs alone: the clause pattern scans from every position of the text
-# (its subject alternation is long), so it runs only on texts where its verbs occur at all
-# (the gate is a necessary condition of the clause: same verbs, whitespace on both sides).
-# Scale-benchmark texts and LoCoMo turns (6,435): 598 -> 107 us a text, same output.
-_COMPILED = [
-    (
-        re.compile(rf"\s(?:{verbs})\s"),
-        re.compile(rf"(?<![\w])({_THING})\s+(?:{verbs})\s+{_ARTICLE}({_THING}){_LIST_TAIL}"),
-        relation,
-        source_role,
-        target_role,
-        swap,
-        retracted,
-    )
-    for verbs, relation, source_role, target_role, swap, retracted in _RULES
-]
-_LIST_ITEM = re.compile(_THING)
+_SPAN_TECH = sorted(TECHNOLOGIES - COMMON_WORD_TECHNOLOGIES, key=len, reverse=True)
+_TECH = "|".join(re.escape(name) for name in _SPAN_TECH)
 # "Caroline: I went..." - a speaker label at the start of a line is a person
-_SPEAKER = re.compile(rf"(?m)^\s*({_NAME})\s*:")
-# The seed's shorthand: "Alice at Google" / "Alice from Acme Corp".
-_AT = re.compile(rf"(?<![\w])({_NAME})\s+(?:at|@)\s+({_NAME})")
+_LINE_NAME = rf"{_WORD}(?:[ \t]+{_WORD}){{0,4}}"  # a name within one line
+_SPEAKER = re.compile(rf"(?m)^[ \t]*({_LINE_NAME})[ \t]*:")
 _SPAN = re.compile(rf"(?<![\w])(?:{_NAME}|(?i:{_TECH})(?![\w+#]))")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;\n]\s*|[\"'(]\s*)$")
+
+
+MAX_NAME_WORDS = 8  # a longer run of capitalised words is a heading or noise, not a name
 
 
 def _clean_span(span: str) -> str:
     words = span.strip(" .,;:!?'\"").split()
-    while words and words[0].casefold().strip(".,'") in STOPWORDS:
-        words = words[1:]
-    while words and words[-1].casefold().strip(".,'") in STOPWORDS:
-        words = words[:-1]
-    return " ".join(words).strip(" .,;:!?'\"").removesuffix("'s")
+    start, end = 0, len(words)
+    while start < end and words[start].casefold().strip(".,'") in STOPWORDS:
+        start += 1
+    while end > start and words[end - 1].casefold().strip(".,'") in STOPWORDS:
+        end -= 1
+    return " ".join(words[start:end]).strip(" .,;:!?'\"").removesuffix("'s")
 
 
 def _gazetteer_type(name: str) -> str | None:
@@ -165,23 +108,42 @@ def _gazetteer_type(name: str) -> str | None:
     return None
 
 
+def _name_type(name: str) -> str | None:
+    """The type a name has whatever the sentence says: gazetteers, given names, and the
+    last word of a group's name ("Platform team")."""
+    return name_kind(name)
+
+
 def _canonical(name: str) -> str:
     """Known technologies keep one spelling whatever the case they were written in."""
     return name if name[:1].isupper() or name.casefold() not in TECHNOLOGIES else name.title()
 
 
 class _Collector:
-    def __init__(self) -> None:
+    def __init__(self, self_name: str) -> None:
+        self.self_name = self_name
         self.types: dict[str, str] = {}
         self.names: dict[str, str] = {}
 
     def add(self, name: str, role: str | None) -> str | None:
+        if name == SELF:
+            return self._put(self.self_name, EntityType.PERSON)
         name = _canonical(_clean_span(name))
         if len(name) < 2 or name.casefold() in STOPWORDS:
             return None
+        # a name that is also a word ("Jordan", "Ruby"): the sentence's role decides
+        ambiguous = name.casefold() in COMMON_WORD_TECHNOLOGIES or (
+            name.casefold() in FIRST_NAMES and _gazetteer_type(name) is not None
+        )
+        known = _name_type(name)
+        if role == EntityType.ORGANIZATION and known == EntityType.TECHNOLOGY:
+            known = None  # "works at GitLab": the company, not its product
+        found = (role if ambiguous else None) or known or role
+        return self._put(name, found or EntityType.UNKNOWN)
+
+    def _put(self, name: str, found: str) -> str:
         key = name.casefold()
         self.names.setdefault(key, name)
-        found = _gazetteer_type(name) or role or EntityType.UNKNOWN
         if self.types.get(key, EntityType.UNKNOWN) == EntityType.UNKNOWN:
             self.types[key] = found
         return self.names[key]
@@ -193,43 +155,92 @@ class _Collector:
 _MASKED = re.compile(r"\[REDACTED_[A-Z0-9_]{1,40}\]")  # what PII masking left: not a name
 
 
-def extract_offline(text: str) -> Extraction:
+def extract_offline(text: str, *, self_name: str = SELF) -> Extraction:
+    """Relations from the clause reader (`memories.services.extraction.clauses`), then the
+    names no relation took: speaker labels (persons), "X at Y" (works_at) and capitalised
+    spans. The user ("I", "User") is `self_name`, a person."""
     text = _MASKED.sub(" ", text)
-    collector = _Collector()
+    collector = _Collector(self_name)
     relations: list[ExtractedRelation] = []
-    claimed: list[tuple[int, int]] = []
-    for gate, pattern, relation, source_role, target_role, swap, retracted in _COMPILED:
-        if not gate.search(text):
-            continue
-        for match in pattern.finditer(text):
-            if any(start <= match.start() < end for start, end in claimed):
-                continue  # a retraction already explained this clause
-            claimed.append(match.span())
-            source = collector.add(match.group(1), source_role)
-            targets = [match.group(2), *_LIST_ITEM.findall(match.group(3) or "")]
-            for raw_target in targets:
-                target = collector.add(raw_target, target_role)
-                if source and target and source != target:
-                    pair = (target, source) if swap else (source, target)
-                    relations.append(ExtractedRelation(pair[0], relation, pair[1], retracted))
+    for statement in read_statements(text, kind_of=_name_type):
+        source = collector.add(statement.source, statement.source_role)
+        target = collector.add(statement.target, statement.target_role)
+        if source and target and source.casefold() != target.casefold():
+            relations.append(
+                ExtractedRelation(source, statement.relation, target, statement.retracted)
+            )
     for match in _SPEAKER.finditer(text):
         collector.add(match.group(1), EntityType.PERSON)
-    for match in _AT.finditer(text):
-        known = _gazetteer_type(_clean_span(match.group(1)))
-        if not known and not any(start <= match.start() < end for start, end in claimed):
-            source = collector.add(match.group(1), EntityType.PERSON)
-            target = collector.add(match.group(2), EntityType.ORGANIZATION)
-            if source and target and source != target:
-                relations.append(ExtractedRelation(source, "works_at", target))
+    if not relations:
+        relations += _shorthand(text, collector)
+    stated = {name.casefold() for name in collector.names.values()}
     for match in _SPAN.finditer(text):
         span = match.group(0)
-        at_start = bool(_SENTENCE_START.search(text[: match.start()]))
-        known = _gazetteer_type(_clean_span(span))
+        span += "" if span.endswith("'s") else _group_noun_after(text, match.end())
+        clean = _clean_span(span)
+        if len(clean.split(maxsplit=MAX_NAME_WORDS)) > MAX_NAME_WORDS:
+            continue
+        if clean.casefold() in NATIONALITIES or _holds_another(clean.casefold(), stated):
+            continue
+        at_start = _opens_sentence(text, match.start())
+        known = _name_type(clean) and clean.casefold() not in COMMON_WORD_TECHNOLOGIES
         # a lone capitalised word opening a sentence is usually just a word ("Deploy failed")
-        if at_start and " " not in _clean_span(span) and not known:
+        if at_start and " " not in clean and not known:
             continue
         collector.add(span, None)
     return Extraction(collector.entities(), _dedupe(relations), extractor="offline")
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    """Nothing but white space since the start of the text or a sentence mark."""
+    before = start - 1
+    while before >= 0 and text[before] in " \t\r":
+        before -= 1
+    return before < 0 or text[before] in ".!?:;\n\"'("
+
+
+def _holds_another(span: str, names: set[str]) -> bool:
+    """ "CTO of Acme Corp" when a relation named "Acme Corp": the longer span is no name.
+    (Only its last few words are looked at: a hostile run of capitals stays linear.)"""
+    words = span.split()
+    return any(" ".join(words[-k:]) in names for k in range(1, min(len(words), 7)))
+
+
+_GROUP_NOUN = re.compile(r"\s([a-z]{2,12})\b")
+
+
+def _group_noun_after(text: str, end: int) -> str:
+    """ "the Platform team": the group noun after a capitalised span is part of its name."""
+    match = _GROUP_NOUN.match(text, end)
+    return match.group(0) if match and match.group(1) in GROUP_KINDS else ""
+
+
+def _shorthand(text: str, collector: _Collector) -> list[ExtractedRelation]:
+    """ "Alice at Google": a person and where they work, in a text with no clause. Read on
+    tokens around each "at" (a pattern would backtrack over long runs of capitals)."""
+    tokens = tokens_of(text)
+    relations = []
+    for index, token in enumerate(tokens):
+        if token not in ("at", "@"):
+            continue
+        source, target = _capitals(tokens, index - 1, -1), _capitals(tokens, index + 1, 1)
+        if not source or not target or _gazetteer_type(_clean_span(source)):
+            continue
+        source = collector.add(source, EntityType.PERSON)
+        target = collector.add(target, EntityType.ORGANIZATION)
+        if source and target and source != target:
+            relations.append(ExtractedRelation(source, "works_at", target))
+    return relations
+
+
+def _capitals(tokens: list[str], start: int, step: int) -> str:
+    """The run of up to 4 capitalised tokens from `start` going `step` (±1)."""
+    run: list[str] = []
+    index = start
+    while 0 <= index < len(tokens) and len(run) < 4 and tokens[index][:1].isupper():
+        run.append(tokens[index])
+        index += step
+    return " ".join(run if step > 0 else reversed(run))
 
 
 def _dedupe(relations: list[ExtractedRelation]) -> list[ExtractedRelation]:
@@ -257,7 +268,12 @@ EXTRACT_ENTITIES_TOOL: dict[str, Any] = {
                                 "type": "string",
                                 "description": "Entity name (normalized, title case)",
                             },
-                            "type": {"type": "string", "enum": ENTITY_TYPES_FOR_LLM},
+                            "type": {
+                                "type": "string",
+                                "description": "One of "
+                                + ", ".join(ENTITY_TYPES_FOR_LLM)
+                                + "; or another lower-case snake_case type when none fits",
+                            },
                             "description": {
                                 "type": "string",
                                 "description": "Brief description of the entity",
@@ -347,11 +363,34 @@ def _llm_entities(items: Any) -> list[ExtractedEntity]:
         out.append(
             ExtractedEntity(
                 name=_text(item["name"])[:255],
-                entity_type=kind if kind in EntityType.values else EntityType.UNKNOWN,
+                entity_type=_llm_entity_type(kind),
                 description=_text(item.get("description")),
             )
         )
     return out
+
+
+def _llm_entity_type(kind: str) -> str:
+    """Entity types are open: a model's own type is kept when it is a clean identifier."""
+    cleaned = re.sub(r"[\s\-]+", "_", kind)
+    return cleaned if re.fullmatch(ENTITY_TYPE_PATTERN, cleaned) else EntityType.UNKNOWN
+
+
+# what models often answer for our relation types: mapped, so that a change of state
+# ("works_for" a new employer) ends the relation it replaces as the offline path's does
+RELATION_SYNONYMS = {
+    "works_for": "works_at",
+    "employed_by": "works_at",
+    "employed_at": "works_at",
+    "lives_in": "located_in",
+    "lives_at": "located_in",
+    "resides_in": "located_in",
+    "based_in": "located_in",
+    "moved_to": "located_in",
+    "reports_into": "reports_to",
+    "member_of": "part_of",
+    "belongs_to": "part_of",
+}
 
 
 def _llm_relations(items: Any) -> list[ExtractedRelation]:
@@ -361,6 +400,7 @@ def _llm_relations(items: Any) -> list[ExtractedRelation]:
             continue
         source, target = _text(item.get("source"))[:255], _text(item.get("target"))[:255]
         relation = re.sub(r"[^a-z0-9_]+", "_", _text(item.get("relation")).casefold()).strip("_")
+        relation = RELATION_SYNONYMS.get(relation, relation)
         if source and target and relation and source.casefold() != target.casefold():
             out.append(
                 ExtractedRelation(
@@ -370,14 +410,35 @@ def _llm_relations(items: Any) -> list[ExtractedRelation]:
     return out
 
 
-def extract(text: str) -> Extraction:
-    """LLM extraction when one is configured and answers; the offline extractor otherwise."""
+def extract(text: str, *, self_name: str = SELF) -> Extraction:
+    """LLM extraction when one is configured and answers; the offline extractor otherwise.
+    Facts name the user "User": that entity is `self_name` (the memory's user id, so two
+    users of a project are two people in its graph)."""
     from memoryplatform.llm import get_llm
 
     llm = get_llm()
     if llm is not None:
         try:
-            return extract_with_llm(llm, text)
+            return _named_self(extract_with_llm(llm, text), self_name)
         except ProviderError as exc:
             logger.warning("LLM entity extraction failed, using the offline extractor: %s", exc)
-    return extract_offline(text)
+    return extract_offline(text, self_name=self_name)
+
+
+def _named_self(extraction: Extraction, self_name: str) -> Extraction:
+    def rename(name: str) -> str:
+        return self_name if name.casefold() in ("user", "the user") else name
+
+    extraction.entities = [
+        ExtractedEntity(rename(e.name), e.entity_type, e.description) for e in extraction.entities
+    ]
+    extraction.relations = [
+        ExtractedRelation(rename(r.source), r.relation_type, rename(r.target), r.retracted)
+        for r in extraction.relations
+    ]
+    named = {e.name for e in extraction.entities}
+    if self_name not in named and any(
+        self_name in (r.source, r.target) for r in extraction.relations
+    ):
+        extraction.entities.append(ExtractedEntity(self_name, EntityType.PERSON))
+    return extraction

@@ -4,7 +4,12 @@
 does not depend on this one at import time). Everything here is set-wise, so a bulk write of
 hundreds of memories costs a handful of statements, not a dozen per memory: one resolution
 of all the batch's entities (`resolution.py`), one INSERT for all the memory links, one pass
-over all the relations (`relations_bulk.py`). One memory is a batch of one."""
+over all the relations (`relations_bulk.py`). One memory is a batch of one.
+
+A memory's entities and relations belong to its user's graph (entities.scope,
+`memory_graph_scope`): a memory of `user_id=alice` builds Alice's graph, reusing project-wide
+entities but never another user's, as mem0's graph memory is per user. A memory without a
+user builds the project-wide graph."""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from entities.models import Entity, EntityMemory, EntityType, Relation
+from entities.scope import GraphScope, memory_graph_scope
 from entities.services.entities import EntitySpec
 from entities.services.extraction import Extraction, extract
 from entities.services.relations import RelationSpec, check_relation_type
@@ -38,15 +44,36 @@ EXTRACTED_CONFIDENCE = {"llm": 0.9, "offline": 0.7}
 CONTEXT_CHARS = 500
 
 # Links in one statement; a link that exists keeps the higher relevance (and is not rewritten
-# when it already has it).
+# when it already has it). The same statement counts the mentions: each new link adds one to
+# its entity's `mention_count` (an increment in SQL, so concurrent writers never lose one),
+# sets `first_seen` once and moves `last_seen`; the entities are locked in id order first,
+# so two writers touching the same entities cannot deadlock.
 _LINK_SQL = f"""
-INSERT INTO {EntityMemory._meta.db_table} AS link
-    (project_id, entity_id, memory_id, relevance, created_at)
-SELECT %(project)s, t.entity_id, t.memory_id, t.relevance, %(now)s
-FROM unnest(%(entities)s::bigint[], %(memories)s::uuid[], %(relevances)s::float8[])
-    AS t(entity_id, memory_id, relevance)
-ON CONFLICT (project_id, entity_id, memory_id) DO UPDATE
-    SET relevance = EXCLUDED.relevance WHERE link.relevance < EXCLUDED.relevance
+WITH linked AS (
+    INSERT INTO {EntityMemory._meta.db_table} AS link
+        (project_id, entity_id, memory_id, relevance, created_at)
+    SELECT %(project)s, t.entity_id, t.memory_id, t.relevance, %(now)s
+    FROM unnest(%(entities)s::bigint[], %(memories)s::uuid[], %(relevances)s::float8[])
+        AS t(entity_id, memory_id, relevance)
+    ON CONFLICT (project_id, entity_id, memory_id) DO UPDATE
+        SET relevance = EXCLUDED.relevance WHERE link.relevance < EXCLUDED.relevance
+    RETURNING link.entity_id, (link.xmax = 0) AS inserted
+),
+counts AS (
+    SELECT entity_id, count(*) FILTER (WHERE inserted) AS n FROM linked GROUP BY entity_id
+),
+locked AS (
+    SELECT e.id FROM {Entity._meta.db_table} e
+    WHERE e.id IN (SELECT entity_id FROM counts WHERE n > 0)
+    ORDER BY e.id
+    FOR UPDATE
+)
+UPDATE {Entity._meta.db_table} e
+SET mention_count = e.mention_count + c.n,
+    first_seen = coalesce(e.first_seen, %(now)s),
+    last_seen = greatest(e.last_seen, %(now)s)
+FROM counts c JOIN locked l ON l.id = c.entity_id
+WHERE e.id = c.entity_id
 """
 
 Link = tuple[UUID, int, float]  # (memory id, entity id, relevance)
@@ -101,8 +128,9 @@ def memories_stored(*, project: Project, stored: list[tuple[Memory, bool, list[s
 
 def _named_plan(project: Project, memory: Memory, names: list[str]) -> _Plan:
     """`entity_names` on store: each name resolves to an entity (created `unknown` if new)."""
+    scope = memory_graph_scope(project, memory)
     try:
-        specs = [EntitySpec(name=name).cleaned(project=project) for name in names]
+        specs = [EntitySpec(name=name, scope=scope).cleaned(project=project) for name in names]
     except InvalidInput as exc:
         raise InvalidInput(exc.message, fields={"entity_names": [exc.message]}) from exc
     return _Plan(memory=memory, named=True, names=[n.casefold() for n in names], specs=specs)
@@ -140,7 +168,8 @@ def _enqueue(project_id: int, memory_id: str) -> None:
 
 
 def _live(project: Project, memory_ids: list[UUID]) -> list[Memory]:
-    live = Memory.objects.for_project(project).alive().only("id", "project_id", "content")
+    live = Memory.objects.for_project(project).alive()
+    live = live.only("id", "project_id", "content", "user_id", "agent_id", "run_id")
     found = live.in_bulk(memory_ids)
     return [found[pk] for pk in memory_ids if pk in found]
 
@@ -149,7 +178,7 @@ def _extracted_plan(project: Project, memory: Memory) -> _Plan | None:
     """A failing extractor, or an extraction naming something invalid (a name over 255
     characters), costs this memory its graph, never the memory or the batch."""
     try:
-        return _plan(project, extract(memory.content), memory)
+        return _plan(project, extract(memory.content, self_name=_self_name(memory)), memory)
     except InvalidInput as exc:
         logger.warning("graph extraction skipped for memory %s: %s", memory.pk, exc.message)
     except Exception:
@@ -198,7 +227,13 @@ def memory_graph_extract(*, project: Project, memory_id: UUID | str) -> GraphCha
     memory = Memory.objects.for_project(project).alive().filter(pk=memory_id).first()
     if memory is None:
         return None
-    return graph_apply(project=project, extraction=extract(memory.content), memory=memory)
+    extraction = extract(memory.content, self_name=_self_name(memory))
+    return graph_apply(project=project, extraction=extraction, memory=memory)
+
+
+def _self_name(memory: Memory) -> str:
+    """Who "User" in a memory's text is: its user id, as mem0's graph names the speaker."""
+    return memory.user_id or "User"
 
 
 @transaction.atomic
@@ -218,6 +253,7 @@ class _Plan:
 
     memory: Memory | None
     extractor: str = ""
+    scope: GraphScope = field(default_factory=GraphScope)  # whose graph it builds
     named: bool = False  # names given on store (relevance 1.0), not an extraction
     names: list[str] = field(default_factory=list)  # casefolded, as relations name them
     specs: list[EntitySpec] = field(default_factory=list)
@@ -227,13 +263,16 @@ class _Plan:
 
 
 def _plan(project: Project, extraction: Extraction, memory: Memory | None) -> _Plan:
-    plan = _Plan(memory=memory, extractor=extraction.extractor)
-    specs = [EntitySpec(e.name, e.entity_type, e.description) for e in extraction.entities]
+    scope = memory_graph_scope(project, memory) if memory is not None else GraphScope()
+    plan = _Plan(memory=memory, extractor=extraction.extractor, scope=scope)
+    specs = [
+        EntitySpec(e.name, e.entity_type, e.description, scope=scope) for e in extraction.entities
+    ]
     known = {spec.name.casefold() for spec in specs}
     for relation in extraction.relations:
         for name in (relation.source, relation.target):
             if name.casefold() not in known:
-                specs.append(EntitySpec(name, EntityType.UNKNOWN))
+                specs.append(EntitySpec(name, EntityType.UNKNOWN, scope=scope))
                 known.add(name.casefold())
     plan.names = [spec.name.casefold() for spec in specs]
     plan.specs = [spec.cleaned(project=project) for spec in specs]
@@ -272,11 +311,12 @@ def _apply_plans(project: Project, plans: list[_Plan]) -> list[GraphChanges]:
                 target=by_name[target_name],
                 relation_type=relation_type,
                 memory=plan.memory,
+                scope=plan.scope,
             )
         for source_name, target_name, spec, retracted in plan.relations:
             source, target = by_name[source_name], by_name[target_name]
             if source.pk != target.pk:
-                mentions.append(RelationMention(source, target, spec, retracted))
+                mentions.append(RelationMention(source, target, spec, retracted, plan.scope))
                 owners.append(changes)
     entity_memories_link(project=project, links=links)
     results = relations_reinforce_bulk(project=project, mentions=mentions)
@@ -288,7 +328,13 @@ def _apply_plans(project: Project, plans: list[_Plan]) -> list[GraphChanges]:
 
 
 def retraction_propose(
-    *, project: Project, source: Entity, target: Entity, relation_type: str, memory: Memory | None
+    *,
+    project: Project,
+    source: Entity,
+    target: Entity,
+    relation_type: str,
+    memory: Memory | None,
+    scope: GraphScope | None = None,
 ) -> ContradictionReview | None:
     """An LLM read `memory` as saying that an open relation ended. Closing it on the model's
     word would let a crafted memory erase the graph, so nothing is closed: the memory that
@@ -298,6 +344,7 @@ def retraction_propose(
     relation = (
         Relation.objects.for_project(project)
         .open()
+        .filter((scope or GraphScope()).owned_q())
         .filter(source=source, target=target, relation_type=relation_type)
         .first()
     )

@@ -16,7 +16,7 @@ from django.db.models import Q
 
 from entities.models import Entity, EntityMemory, EntityType, Relation
 from entities.selectors.entities import entity_find_by_name, entity_list
-from entities.services.entities import EntitySpec
+from entities.services.entities import EntitySpec, check_entity_type
 from entities.services.graph import graph_bulk_create
 from entities.services.memory_graph import memory_entities_link
 from entities.services.relations import NamedRelation, RelationSpec, relations_create_by_name
@@ -24,7 +24,7 @@ from memories.models import Memory
 from memories.services.bulk import memories_create_bulk
 from memories.services.memories import MemoryInput, memories_delete
 from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import NotFound
+from memoryplatform.lib.errors import InvalidInput, NotFound
 from memoryplatform.lib.tokens import estimate_tokens
 from tenants.models import Project
 
@@ -33,8 +33,12 @@ MAX_OBSERVATIONS_PER_ENTITY = 50
 
 
 def _entity_type(value: str) -> str:
-    value = (value or "").strip().lower()
-    return value if value in EntityType.values else EntityType.UNKNOWN
+    """The client's type folded to an identifier (types are open), else `unknown`; the type
+    as given is kept in metadata (`kg_type`) and shown back."""
+    try:
+        return check_entity_type(value or EntityType.UNKNOWN)
+    except InvalidInput:
+        return EntityType.UNKNOWN
 
 
 def _observe(project: Project, entity: Entity, contents: list[str], actor: Actor) -> list[str]:

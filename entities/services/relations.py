@@ -3,7 +3,9 @@
 One open relation per (source, target, type): repeating it updates it (upsert). For
 single-valued types (a person works at one place at a time), a new target closes the
 previous open relation (`valid_to`, `invalidated_at`) instead of deleting it, so "as of"
-questions still see the past."""
+questions still see the past. All of this happens inside one scope's graph (entities.scope):
+a relation belongs to the scope it was stated in, between entities of that scope or
+project-wide ones."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from entities.models import Entity, EntityType, Relation
+from entities.scope import SHARED, GraphScope
 from entities.services.entities import (
     EntitySpec,
     check_name,
@@ -112,12 +115,15 @@ def _close(relations: list[Relation], at: datetime) -> list[Relation]:
     return relations
 
 
-def _supersede(project: Project, source: Entity, target: Entity, spec: RelationSpec) -> list:
+def _supersede(
+    project: Project, source: Entity, target: Entity, spec: RelationSpec, scope: GraphScope
+) -> list:
     if spec.valid_to is not None or spec.relation_type not in EXCLUSIVE_RELATION_TYPES:
         return []
     stale = list(
         Relation.objects.for_project(project)
         .open()
+        .filter(scope.owned_q())
         .filter(source=source, relation_type=spec.relation_type)
         .exclude(target=target)
         .select_for_update()
@@ -133,27 +139,36 @@ def relation_upsert(
     target: Entity,
     spec: RelationSpec,
     reinforce: bool = False,
+    scope: GraphScope = SHARED,
 ) -> RelationResult:
-    """Create the relation, or update the open one of the same (source, target, type).
-    `reinforce` (extractors) raises the strength of a fact seen again instead of setting it."""
+    """Create the relation in `scope`'s graph, or update the open one of the same (source,
+    target, type) there. `reinforce` (extractors) raises the strength of a fact seen again
+    instead of setting it."""
     spec = spec.cleaned(project=project)
     if source.pk == target.pk:
         raise InvalidInput(
             "an entity cannot relate to itself", fields={"target": ["same as source"]}
         )
-    closed = _supersede(project, source, target, spec)
+    for field_name, entity in (("source", source), ("target", target)):
+        if GraphScope.of(entity) not in (scope, SHARED):
+            message = "an entity of another scope's graph"
+            raise InvalidInput(message, fields={field_name: [message]})
+    closed = _supersede(project, source, target, spec, scope)
     existing = None
     if spec.valid_to is None:
         existing = (
             Relation.objects.for_project(project)
             .open()
+            .filter(scope.owned_q())
             .filter(source=source, target=target, relation_type=spec.relation_type)
             .select_for_update()
             .first()
         )
     if existing is not None:
         return RelationResult(_update(existing, spec, reinforce), created=False, closed=closed)
-    relation = Relation(project=project, source=source, target=target, **vars(spec))
+    relation = Relation(
+        project=project, source=source, target=target, **vars(spec), **scope.as_dict()
+    )
     try:
         with transaction.atomic():
             relation.save(force_insert=True)
@@ -190,12 +205,18 @@ def _entity(project: Project, entity_id: Any, field_name: str) -> Entity:
 
 @transaction.atomic
 def relation_create(
-    *, project: Project, source_id: Any, target_id: Any, spec: RelationSpec
+    *,
+    project: Project,
+    source_id: Any,
+    target_id: Any,
+    spec: RelationSpec,
+    scope: GraphScope = SHARED,
 ) -> RelationResult:
-    """A relation between two existing entities of the project, given by id."""
+    """A relation between two existing entities of the project, given by id, in `scope`'s
+    graph (its entities must be of that scope or project-wide)."""
     source = _entity(project, source_id, "source_id")
     target = _entity(project, target_id, "target_id")
-    return relation_upsert(project=project, source=source, target=target, spec=spec)
+    return relation_upsert(project=project, source=source, target=target, spec=spec, scope=scope)
 
 
 @dataclass
@@ -209,16 +230,29 @@ class NamedRelation:
 
 @transaction.atomic
 def relations_create_by_name(
-    *, project: Project, items: list[NamedRelation], reinforce: bool = False
+    *,
+    project: Project,
+    items: list[NamedRelation],
+    reinforce: bool = False,
+    scope: GraphScope = SHARED,
 ) -> list[RelationResult]:
-    """Relations named by entity names (MCP `create_relations`); a name that matches no
-    entity creates one, typed `unknown` unless the item says otherwise."""
+    """Relations named by entity names (MCP `create_relations`) in `scope`'s graph; a name
+    that matches no entity of the scope (or project-wide) creates one in the scope, typed
+    `unknown` unless the item says otherwise."""
     specs = []
     for index, item in enumerate(items):
         try:
             specs += [
-                EntitySpec(name=check_name(item.source, "source"), entity_type=item.source_type),
-                EntitySpec(name=check_name(item.target, "target"), entity_type=item.target_type),
+                EntitySpec(
+                    name=check_name(item.source, "source"),
+                    entity_type=item.source_type,
+                    scope=scope,
+                ),
+                EntitySpec(
+                    name=check_name(item.target, "target"),
+                    entity_type=item.target_type,
+                    scope=scope,
+                ),
             ]
         except InvalidInput as exc:
             raise InvalidInput(
@@ -233,6 +267,7 @@ def relations_create_by_name(
             target=entities[2 * index + 1],
             spec=item.spec,
             reinforce=reinforce,
+            scope=scope,
         )
         for index, item in enumerate(items)
     ]
@@ -284,19 +319,21 @@ def relation_delete(*, project: Project, relation_id: Any) -> None:
 
 
 @transaction.atomic
-def relations_delete_by_name(*, project: Project, items: list[dict[str, str]]) -> int:
-    """Delete relations named by (source, target, relation_type), as MCP `delete_relations`."""
+def relations_delete_by_name(
+    *, project: Project, items: list[dict[str, str]], scope: GraphScope | None = None
+) -> int:
+    """Delete relations named by (source, target, relation_type), as MCP `delete_relations`:
+    of every graph, or, given a scope, of that scope's own graph only."""
     check_count("relations", items)
+    relations = Relation.objects.for_project(project)
+    if scope is not None:
+        relations = relations.filter(scope.owned_q())
     deleted = 0
     for item in items:
         relation_type = check_relation_type(item.get("relation_type"))
-        deleted += (
-            Relation.objects.for_project(project)
-            .filter(
-                source__lookup_keys__contains=[normalize_name(str(item.get("source", "")))],
-                target__lookup_keys__contains=[normalize_name(str(item.get("target", "")))],
-                relation_type=relation_type,
-            )
-            .delete()[0]
-        )
+        deleted += relations.filter(
+            source__lookup_keys__contains=[normalize_name(str(item.get("source", "")))],
+            target__lookup_keys__contains=[normalize_name(str(item.get("target", "")))],
+            relation_type=relation_type,
+        ).delete()[0]
     return deleted

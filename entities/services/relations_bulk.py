@@ -5,7 +5,8 @@ The mentions are applied in order to an in-memory copy of the open relations the
 so a batch ends where the one-by-one path would: a fact seen n times is reinforced n times
 (capped at 1), a single-valued type (works_at, ...) closes the source's previous open relation
 when the target changes, a retraction closes the relation, and a relation created and closed
-inside the batch is stored closed. Statements:
+inside the batch is stored closed. Each scope's graph (entities.scope) has its own open
+relations: a mention reinforces or closes only relations of its own scope. Statements:
 
 1. one query (FOR UPDATE) for the open relations of every mentioned (source, target, type)
    and, for single-valued types, every open relation of the mentioned (source, type);
@@ -25,6 +26,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from entities.models import Entity, Relation
+from entities.scope import SHARED, GraphScope
 from entities.services.relations import (
     EXCLUSIVE_RELATION_TYPES,
     REINFORCEMENT,
@@ -66,6 +68,7 @@ class RelationMention:
     target: Entity
     spec: RelationSpec
     retracted: bool = False
+    scope: GraphScope = SHARED  # whose graph states it
 
 
 @dataclass
@@ -90,7 +93,7 @@ def relations_reinforce_bulk(
 @dataclass
 class _OpenRelations:
     project: Project
-    open: dict[tuple[int, str], dict[int, Relation]] = field(default_factory=dict)
+    open: dict[tuple[int, str, GraphScope], dict[int, Relation]] = field(default_factory=dict)
     changed: dict[int, Relation] = field(default_factory=dict)  # existing rows, by pk
     new: list[Relation] = field(default_factory=list)
 
@@ -109,14 +112,16 @@ class _OpenRelations:
             [m.spec.relation_type for m in exclusive],
         ]
         for relation in Relation.objects.raw(_OPEN_SQL, params):
-            state._slot(relation.source_id, relation.relation_type)[relation.target_id] = relation
+            slot = state._slot(relation.source_id, relation.relation_type, GraphScope.of(relation))
+            slot[relation.target_id] = relation
         return state
 
-    def _slot(self, source_id: int, relation_type: str) -> dict[int, Relation]:
-        return self.open.setdefault((source_id, relation_type), {})
+    def _slot(self, source_id: int, relation_type: str, scope: GraphScope) -> dict[int, Relation]:
+        return self.open.setdefault((source_id, relation_type, scope), {})
 
     def apply(self, mention: RelationMention, now: datetime) -> MentionResult:
-        spec, slot = mention.spec, self._slot(mention.source.pk, mention.spec.relation_type)
+        spec = mention.spec
+        slot = self._slot(mention.source.pk, spec.relation_type, mention.scope)
         if mention.retracted:
             stale = slot.pop(mention.target.pk, None)
             return MentionResult(None, self._close([] if stale is None else [stale], now, now))
@@ -128,7 +133,11 @@ class _OpenRelations:
         if existing is not None:
             return MentionResult(self._reinforce(existing, spec, now), closed)
         relation = Relation(
-            project=self.project, source=mention.source, target=mention.target, **vars(spec)
+            project=self.project,
+            source=mention.source,
+            target=mention.target,
+            **vars(spec),
+            **mention.scope.as_dict(),
         )
         self.new.append(relation)
         if spec.valid_to is None:

@@ -15,6 +15,9 @@ earlier ones did, and the database sees a fixed number of statements however man
 4. one INSERT for the new entities, and one UPDATE per existing entity a mention changed (an
    alias, a description, an `unknown` type upgraded: rare once a project's graph exists).
 
+Specs carry their scope (entities.scope): a spec matches entities of its own scope and
+project-wide ones, never another scope's, and a new entity is created in the spec's scope.
+
 A group is what one call of the one-at-a-time path resolved together (the names of one
 memory): inside a group, names already known are matched before new ones are created.
 If a concurrent writer inserts one of the new names (same type) first, the one INSERT fails
@@ -31,6 +34,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from entities.models import Entity, EntityType
+from entities.scope import SHARED, GraphScope
 from entities.services.entities import (
     MERGE_SIMILARITY,
     EntitySpec,
@@ -52,15 +56,20 @@ NEAR_CANDIDATES = 3  # per new name; a few, in case an earlier spec upgraded the
 MAX_DISTANCE = 1.0 - MERGE_SIMILARITY
 
 # Near duplicates of each new name in one statement: one HNSW probe per vector, restricted to
-# the spec's type or `unknown` (an untyped spec may merge into any type).
+# the spec's type or `unknown` (an untyped spec may merge into any type), of the spec's scope
+# or project-wide.
 _NEAR_SQL = f"""
 SELECT q.i, n.id, n.distance
-FROM unnest(%(indexes)s::int[], %(vectors)s::vector[], %(types)s::text[]) AS q(i, v, t)
+FROM unnest(%(indexes)s::int[], %(vectors)s::vector[], %(types)s::text[],
+            %(users)s::text[], %(agents)s::text[], %(runs)s::text[]) AS q(i, v, t, u, a, r)
 CROSS JOIN LATERAL (
     SELECT e.id, e.embedding <=> q.v AS distance
     FROM {Entity._meta.db_table} e
     WHERE e.project_id = %(project)s AND e.embedding IS NOT NULL
       AND (q.t = '{EntityType.UNKNOWN}' OR e.entity_type IN (q.t, '{EntityType.UNKNOWN}'))
+      AND ((e.user_id IS NULL AND e.agent_id IS NULL AND e.run_id IS NULL)
+           OR (e.user_id IS NOT DISTINCT FROM q.u AND e.agent_id IS NOT DISTINCT FROM q.a
+               AND e.run_id IS NOT DISTINCT FROM q.r))
     ORDER BY e.embedding <=> q.v
     LIMIT %(limit)s
 ) n
@@ -80,15 +89,21 @@ def entities_resolve_groups(
     return [[batch.entities[slot] for slot in group] for group in slots]
 
 
-def _probe_key(spec: EntitySpec) -> tuple[str, str]:
-    return entity_embedding_text(spec), spec.entity_type
+def _probe_key(spec: EntitySpec) -> tuple[str, str, GraphScope]:
+    return entity_embedding_text(spec), spec.entity_type, spec.scope
+
+
+def _in_reach(entity: Entity, scope: GraphScope) -> bool:
+    """A spec of `scope` may match `entity`: the same scope, or the project-wide graph."""
+    return GraphScope.of(entity) in (scope, SHARED)
 
 
 def _eligible(entity: Entity, spec: EntitySpec) -> bool:
-    return spec.entity_type == EntityType.UNKNOWN or entity.entity_type in (
+    typed = spec.entity_type == EntityType.UNKNOWN or entity.entity_type in (
         spec.entity_type,
         EntityType.UNKNOWN,
     )
+    return typed and _in_reach(entity, spec.scope)
 
 
 @dataclass
@@ -111,9 +126,13 @@ class _Batch:
         keys = {normalize_name(spec.name) for spec in specs}
         batch = cls(project=project, loaded_keys=keys)
         if keys:
+            scopes = SHARED.owned_q()
+            for scope in {spec.scope for spec in specs} - {SHARED}:
+                scopes |= scope.owned_q()
             known = (
                 Entity.objects.for_project(project)
                 .filter(lookup_keys__overlap=sorted(keys))
+                .filter(scopes)
                 .defer("embedding")
                 .order_by("created_at", "id")
             )
@@ -162,7 +181,10 @@ class _Batch:
         params: dict[str, Any] = {
             "indexes": list(range(len(probes))),
             "vectors": vectors,
-            "types": [entity_type for _text, entity_type in probes],
+            "types": [entity_type for _text, entity_type, _scope in probes],
+            "users": [scope.user_id for _text, _type, scope in probes],
+            "agents": [scope.agent_id for _text, _type, scope in probes],
+            "runs": [scope.run_id for _text, _type, scope in probes],
             "project": self.project.pk,
             "limit": NEAR_CANDIDATES,
             "max_distance": MAX_DISTANCE,
@@ -178,7 +200,11 @@ class _Batch:
             self.add(entity)
 
     def match(self, spec: EntitySpec) -> int | None:
-        slots = self.by_key.get(normalize_name(spec.name), [])
+        slots = [
+            slot
+            for slot in self.by_key.get(normalize_name(spec.name), [])
+            if _in_reach(self.entities[slot], spec.scope)
+        ]
         chosen = pick_by_key([self.entities[slot] for slot in slots], spec)
         if chosen is None:
             return None
@@ -235,12 +261,13 @@ class _Batch:
         return slot
 
     def type_taken(self, entity: Entity, entity_type: str) -> bool:
-        name = entity.normalized_name
+        name, scope = entity.normalized_name, GraphScope.of(entity)
         if name not in self.loaded_keys:
             return entity_name_type_taken(entity, entity_type)
         return any(
             self.entities[slot].normalized_name == name
             and self.entities[slot].entity_type == entity_type
+            and GraphScope.of(self.entities[slot]) == scope
             for slot in self.by_key.get(name, [])
         )
 
@@ -277,6 +304,8 @@ def _insert_one(project: Project, entity: Entity) -> Entity:
         description=entity.description,
         aliases=entity.aliases,
         metadata=entity.metadata,
+        tags=entity.tags,
+        scope=GraphScope.of(entity),
     )
     return entity_insert_or_absorb(project, spec, entity.embedding)
 

@@ -22,7 +22,7 @@ from pydantic import Field
 from mcpserver.auth import actor_for
 from mcpserver.schemas import DeleteOut, StoreResult
 from mcpserver.tools import call, graph, memory, search, session_id_of
-from mcpserver.tools.graph import Depth, EntityIn, RelationIn, RelationRef
+from mcpserver.tools.graph import Depth, RelationIn, RelationRef, TypedEntityIn
 from mcpserver.tools.memory import DEFAULT_AGENT_ID, LinkType, MemoryType, Unit
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memory_get as get_selector
@@ -108,8 +108,9 @@ async def delete_memories(
     )
 
 
-async def create_entities(entities: list[EntityIn]) -> dict[str, Any]:
-    """Create named entities, deduplicated by (name, entity_type)."""
+async def create_entities(entities: list[TypedEntityIn]) -> dict[str, Any]:
+    """Create named entities, deduplicated by (name, entity_type); entity_type is required
+    (a built-in type or the project's own)."""
     return await graph.entity_create(entities=entities)
 
 

@@ -11,13 +11,16 @@ from django.conf import settings
 from pydantic import Field
 
 from documents.models import DocumentStatus
+from documents.refs import RELATIONS, RefInput, document_learn, memory_details, memory_ref_create
 from documents.representations import document_body
 from documents.selectors.documents import DocumentFilters, document_list
 from documents.services import Upload, document_create
+from mcpserver.auth import actor_for
 from mcpserver.tools import call
 from mcpserver.tools.memory import DEFAULT_AGENT_ID, AgentId, RunId, UserId
 from mcpserver.tools.search import SearchMode, search_sources_tool
 from memories.selectors.filters import MemoryFilters
+from memories.selectors.memories import memory_get
 from memories.selectors.search.sources import DOCUMENTS
 from memories.selectors.search_types import SearchQuery
 from memoryplatform.lib.errors import InvalidInput
@@ -130,3 +133,43 @@ async def document_search(
         token_budget=token_budget or settings.MEMORY_MCP_MAX_RESULT_TOKENS,
     )
     return await search_sources_tool(search, [DOCUMENTS])
+
+
+Relation = Literal[tuple(RELATIONS)]  # type: ignore[valid-type]
+
+
+async def memory_cite(
+    memory_id: Annotated[str, Field(description="The memory (UUID)")],
+    chunk_id: Annotated[int, Field(ge=1, description="The document chunk it rests on")],
+    quote: Annotated[str, Field(description="The words it quotes from the chunk")] = "",
+    relation: Relation = "cites",
+) -> dict[str, Any]:
+    """Record that a memory cites a passage (a chunk from document_search): the memory's
+    reads then list the chunk with its document and page, and the document lists the
+    memory."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        ref = RefInput(chunk_id=chunk_id, quote=quote, relation=relation)
+        memory_ref_create(project=key.project, memory_id=memory_id, ref=ref)
+        memory = memory_get(project=key.project, memory_id=memory_id)
+        return memory_details(project=key.project, memory=memory)
+
+    return await call("write", run)
+
+
+async def document_learn_tool(
+    document_id: Annotated[str, Field(description="The document (UUID)")],
+    chunk_ids: Annotated[
+        list[int] | None, Field(description="Only these chunks (default: all)", max_length=1000)
+    ] = None,
+) -> dict[str, Any]:
+    """Learn a document's facts: extract them from its chunks into memories (the
+    documentary layer), each citing the chunk it came from; facts already known are matched,
+    not repeated."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        return document_learn(
+            project=key.project, document_id=document_id, actor=actor_for(key), chunk_ids=chunk_ids
+        )
+
+    return await call("write", run)

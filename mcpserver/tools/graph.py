@@ -1,4 +1,6 @@
-"""Knowledge-graph tools: entities, relations, subgraphs, and walks over memory links."""
+"""Knowledge-graph tools: entities, relations, subgraphs, walks over memory links, and the
+tag registry. `user_id` / `agent_id` / `run_id` name whose graph a tool writes or reads
+(entities.scope): none is the project-wide graph, which every scope also sees."""
 
 from __future__ import annotations
 
@@ -6,14 +8,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from entities.models import EntityType
 from entities.representations import (
     EntitySerializer,
     RelationSerializer,
     memory_graph_body,
     subgraph_body,
+    tag_body,
 )
+from entities.scope import GraphScope
 from entities.selectors.analytics import graph_analysis
 from entities.selectors.entities import entity_find_by_name
+from entities.selectors.tags import tag_get, tag_list
 from entities.selectors.traversal import RelationFilter, entity_subgraph
 from entities.services.entities import EntitySpec, entities_delete_by_name
 from entities.services.graph import graph_bulk_create
@@ -23,6 +29,7 @@ from entities.services.relations import (
     relations_create_by_name,
     relations_delete_by_name,
 )
+from entities.services.tags import tag_describe as tag_describe_service
 from mcpserver.auth import actor_for
 from mcpserver.tools import call
 from mcpserver.tools.memory import MemoryType
@@ -34,14 +41,36 @@ from tenants.models import ApiKey, Project
 Depth = Annotated[int, Field(ge=0, le=5)]
 MaxNodes = Annotated[int, Field(ge=1, le=1000, description="Stop the walk after this many nodes")]
 Direction = Literal["out", "in", "both"]
+UserId = Annotated[str | None, Field(description="The user whose graph (none: project-wide)")]
+AgentId = Annotated[str | None, Field(description="The agent whose graph")]
+RunId = Annotated[str | None, Field(description="The run whose graph")]
+ENTITY_TYPE_HELP = (
+    ", ".join(EntityType.values) + ", or any lower-case identifier (a project's own type)"
+)
 
 
 class EntityIn(BaseModel):
     name: str
-    entity_type: str = Field(default="unknown", description="person, organization, technology...")
+    entity_type: str = Field(default="unknown", description=ENTITY_TYPE_HELP)
     description: str = ""
     aliases: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+
+
+class TypedEntityIn(EntityIn):
+    """An entity whose type the caller must give (the SQL-native server's create_entities)."""
+
+    entity_type: str = Field(description=ENTITY_TYPE_HELP)
+
+
+def _scope(user_id: str | None, agent_id: str | None, run_id: str | None) -> GraphScope:
+    return GraphScope.of({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+
+
+def _read_scope(user_id: str | None, agent_id: str | None, run_id: str | None) -> Any:
+    scope = _scope(user_id, agent_id, run_id)
+    return None if scope.is_shared else scope
 
 
 class RelationIn(BaseModel):
@@ -72,15 +101,20 @@ def named_relation(item: RelationIn) -> NamedRelation:
 async def entity_create(
     entities: list[EntityIn],
     relations: Annotated[list[RelationIn] | None, Field(description="Optional edges")] = None,
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+    run_id: RunId = None,
 ) -> dict[str, Any]:
-    """Create named entities (and optionally relations between them) in one step. The same
-    name and type (or alias) returns the existing entity instead of a duplicate."""
+    """Create named entities (and optionally relations between them) in one step, in the
+    graph of user_id / agent_id / run_id or the project-wide one. The same name and type (or
+    alias) in that graph returns the existing entity instead of a duplicate."""
 
     def run(key: ApiKey) -> dict[str, Any]:
         created, results = graph_bulk_create(
             project=key.project,
             entities=[EntitySpec(**item.model_dump()) for item in entities],
             relations=[named_relation(item) for item in relations or []],
+            scope=_scope(user_id, agent_id, run_id),
         )
         return {
             "entities": EntitySerializer(created, many=True).data,
@@ -90,14 +124,22 @@ async def entity_create(
     return await call("write", run)
 
 
-async def relation_create(relations: list[RelationIn]) -> dict[str, Any]:
-    """Create typed relations between entities named by name (unknown names are created).
-    The same open (source, target, type) is updated, not duplicated; a relation that
-    contradicts an open one (e.g. a new employer) closes the old one."""
+async def relation_create(
+    relations: list[RelationIn],
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+    run_id: RunId = None,
+) -> dict[str, Any]:
+    """Create typed relations between entities named by name (unknown names are created),
+    in the graph of user_id / agent_id / run_id or the project-wide one. The same open
+    (source, target, type) is updated, not duplicated; a relation that contradicts an open
+    one (e.g. a new employer) closes the old one."""
 
     def run(key: ApiKey) -> dict[str, Any]:
         results = relations_create_by_name(
-            project=key.project, items=[named_relation(item) for item in relations]
+            project=key.project,
+            items=[named_relation(item) for item in relations],
+            scope=_scope(user_id, agent_id, run_id),
         )
         return {
             "relations": RelationSerializer([r.relation for r in results], many=True).data,
@@ -111,8 +153,12 @@ async def relation_create(relations: list[RelationIn]) -> dict[str, Any]:
 async def entity_delete(
     entity_names: list[str],
     cascade_memories: Annotated[bool, Field(description="Also delete their memories")] = False,
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+    run_id: RunId = None,
 ) -> dict[str, Any]:
-    """Delete entities by name, with their relations. Their memories stay unless
+    """Delete entities by name, with their relations: of every graph, or, given user_id /
+    agent_id / run_id, of that scope's own graph. Their memories stay unless
     cascade_memories=true."""
 
     def run(key: ApiKey) -> dict[str, Any]:
@@ -121,24 +167,32 @@ async def entity_delete(
             names=entity_names,
             actor=actor_for(key),
             cascade_memories=cascade_memories,
+            scope=_read_scope(user_id, agent_id, run_id),
         )
         return {"deleted": counts}
 
     return await call("write", run)
 
 
-async def relation_delete(relations: list[RelationRef]) -> dict[str, Any]:
-    """Delete relations given by (source name, target name, relation_type)."""
+async def relation_delete(
+    relations: list[RelationRef],
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+    run_id: RunId = None,
+) -> dict[str, Any]:
+    """Delete relations given by (source name, target name, relation_type): of every graph,
+    or, given user_id / agent_id / run_id, of that scope's own graph."""
 
     def run(key: ApiKey) -> dict[str, Any]:
         items = [item.model_dump() for item in relations]
-        return {"deleted": relations_delete_by_name(project=key.project, items=items)}
+        scope = _read_scope(user_id, agent_id, run_id)
+        return {"deleted": relations_delete_by_name(project=key.project, items=items, scope=scope)}
 
     return await call("write", run)
 
 
-def entity_by_name(project: Project, name: str) -> Any:
-    entity = entity_find_by_name(project=project, name=name)
+def entity_by_name(project: Project, name: str, scope: GraphScope | None = None) -> Any:
+    entity = entity_find_by_name(project=project, name=name, scope=scope)
     if entity is None:
         raise NotFound(f"no entity named {name!r}", fields={"entity_name": ["not found"]})
     return entity
@@ -153,18 +207,23 @@ async def entity_graph(
     include_memories: bool = True,
     memories_per_node: Annotated[int, Field(ge=0, le=20)] = 3,
     max_nodes: MaxNodes = 50,
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+    run_id: RunId = None,
 ) -> dict[str, Any]:
     """The subgraph around an entity: entities within `depth` hops, the relations among them,
-    and (optionally) each entity's most relevant memories."""
+    and (optionally) each entity's most relevant memories. Given user_id / agent_id /
+    run_id, only that scope's graph and the project-wide one."""
 
     def run(key: ApiKey) -> dict[str, Any]:
-        center = entity_by_name(key.project, entity_name)
+        scope = _read_scope(user_id, agent_id, run_id)
+        center = entity_by_name(key.project, entity_name, scope)
         subgraph = entity_subgraph(
             project=key.project,
             entity_id=center.pk,
             depth=depth,
             relations=RelationFilter(
-                min_strength=min_strength, relation_types=relation_types or None
+                min_strength=min_strength, relation_types=relation_types or None, scope=scope
             ),
             direction=direction,
             max_nodes=max_nodes,
@@ -241,3 +300,30 @@ async def memory_graph_analysis(top: Annotated[int, Field(ge=1, le=100)] = 10) -
     """Graph health at a glance: counts, degrees and the top connectors of the entity graph
     and of the memory-link graph."""
     return await call("read", lambda key: graph_analysis(project=key.project, top=top))
+
+
+async def tag_list_tool(
+    query: Annotated[str, Field(description="Only tags containing this text")] = "",
+    limit: Annotated[int, Field(ge=1, le=100)] = 50,
+    offset: Annotated[int, Field(ge=0)] = 0,
+) -> dict[str, Any]:
+    """The project's tag registry: every tag in use on memories and entities and every
+    described tag, with its description and counts, most used first."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        page = tag_list(project=key.project, query=query, limit=limit, offset=offset)
+        return {"results": [tag_body(tag) for tag in page.results], "count": page.count}
+
+    return await call("read", run)
+
+
+async def tag_describe(
+    name: str, description: Annotated[str, Field(max_length=2000)]
+) -> dict[str, Any]:
+    """Register a tag with a description of what it means (or change the description)."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        tag = tag_describe_service(project=key.project, name=name, description=description)
+        return tag_body(tag_get(project=key.project, name=tag.name))
+
+    return await call("write", run)

@@ -13,9 +13,14 @@ from mcpserver.auth import actor_for
 from mcpserver.schemas import DeleteOut, FeedbackOut, HistoryOut, LinkResult, MemoryOut, StoreResult
 from mcpserver.tools import call
 from memories.models import LinkType as LinkTypes
-from memories.models import Memory
+from memories.models import Memory, MemoryLayer
 from memories.models import MemoryType as MemoryTypes
-from memories.representations import HistorySerializer, LinkSerializer, MemorySerializer
+from memories.representations import (
+    HistorySerializer,
+    LinkSerializer,
+    MemorySerializer,
+    memory_detail_body,
+)
 from memories.selectors.filters import ALL_STATES, MemoryFilters
 from memories.selectors.memories import memory_get as get_selector
 from memories.selectors.memories import memory_history as history_selector
@@ -37,6 +42,7 @@ DEFAULT_AGENT_ID = "default"
 # The models' choices, so a tool's JSON schema lists exactly what the store accepts.
 MemoryType = Literal[tuple(MemoryTypes.values)]  # type: ignore[valid-type]
 LinkType = Literal[tuple(LinkTypes.values)]  # type: ignore[valid-type]
+Layer = Literal[tuple(MemoryLayer.values)]  # type: ignore[valid-type]
 MemoryId = Annotated[str, Field(description="Memory id (UUID)")]
 UserId = Annotated[str | None, Field(description="User scope")]
 AgentId = Annotated[str | None, Field(description="Agent scope")]
@@ -69,6 +75,13 @@ async def memory_store(
     pinned: Annotated[bool, Field(description="Exempt from decay and bulk deletes")] = False,
     expires_at: datetime | None = None,
     entity_names: Annotated[list[str] | None, Field(description="Entities it is about")] = None,
+    layer: Annotated[
+        Layer | None,
+        Field(description="Default: short_term with a run_id, else long_term (docs/episodes.md)"),
+    ] = None,
+    episode_id: Annotated[
+        str | None, Field(description="Its episode; default: its run's open episode")
+    ] = None,
 ) -> StoreResult:
     """Store one memory (a fact, decision, preference, error, procedure...). Embeds it and
     deduplicates: exact same content in the same scope returns the existing memory with
@@ -90,6 +103,8 @@ async def memory_store(
         pinned=pinned,
         expires_at=expires_at,
         entity_names=entity_names or [],
+        layer=layer,
+        episode_id=episode_id,
     )
 
     def run(key: ApiKey) -> StoreResult:
@@ -105,7 +120,7 @@ async def memory_get(memory_id: MemoryId) -> MemoryOut:
 
     def run(key: ApiKey) -> MemoryOut:
         memory = memory_read(project=key.project, memory_id=memory_id)
-        return dict(MemorySerializer(memory).data)  # type: ignore[return-value]
+        return memory_detail_body(project=key.project, memory=memory)  # type: ignore[return-value]
 
     return await call("read", run)
 

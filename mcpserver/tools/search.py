@@ -10,12 +10,13 @@ from pydantic import Field
 from mcpserver.selectors import linked_neighbours
 from mcpserver.tools import call
 from mcpserver.tools.memory import MemoryType
-from memories.models import MemoryState
+from memories.models import MemoryLayer, MemoryState
 from memories.representations import MemorySerializer, search_body, sources_body
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.search import MODES
 from memories.selectors.search.sources import MEMORIES, requested_sources
 from memories.selectors.search_types import SearchQuery
+from memories.services.episodes import parse_episode_id
 from memories.services.reading import (
     memories_recall,
     memories_recall_across_sources,
@@ -25,6 +26,7 @@ from tenants.models import ApiKey, Project
 
 SearchMode = Literal[tuple(MODES)]  # type: ignore[valid-type]
 # the states of a live memory (expired ones were pruned)
+Layer = Literal[tuple(MemoryLayer.values)]  # type: ignore[valid-type]
 LifecycleState = Literal[tuple(s for s in MemoryState.values if s != MemoryState.EXPIRED)]  # type: ignore[valid-type]
 
 
@@ -68,6 +70,15 @@ async def memory_search(
         list[str] | None,
         Field(description='What to search: ["memories"] (default), ["memories", "documents"]'),
     ] = None,
+    layer: Annotated[
+        list[Layer] | None,
+        Field(description="Only these layers (short_term, long_term, episodic, semantic...)"),
+    ] = None,
+    episode_id: Annotated[str | None, Field(description="Stored during this episode")] = None,
+    session_id: Annotated[
+        str | None,
+        Field(description="The caller's run: its recent short-term memories rank a little higher"),
+    ] = None,
 ) -> dict[str, Any]:
     """Recall memories relevant to a query, best first (relevance × decay-aware confidence).
     Filter by scope, types, tags, entities and confidence; page with offset; cap the size with
@@ -87,11 +98,14 @@ async def memory_search(
             entity_ids=entity_ids or [],
             min_confidence=min_confidence,
             states=list(state or []),
+            layers=list(layer or []),
+            episode_id=parse_episode_id(episode_id) if episode_id else None,
         ),
         limit=limit,
         offset=offset,
         min_similarity=min_similarity,
         token_budget=token_budget or settings.MEMORY_MCP_MAX_RESULT_TOKENS,
+        options={"session_id": session_id} if session_id else {},
     )
     wanted = requested_sources(sources, include_documents)
     if wanted != [MEMORIES]:

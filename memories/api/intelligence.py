@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from memories.api.serializers import MemorySerializer, PaginationSerializer, ScopeSerializer
 from memories.models import MAX_DECAY_RATE, ContradictionResolution, ContradictionReview, MemoryType
+from memories.representations import episode_body
 from memories.services.archive import memory_decompress
 from memories.services.content import Scope
 from memories.services.contradictions import (
@@ -399,5 +400,6 @@ class ContextView(ProjectScopedMixin, APIView):
                 "tokens_used": context.tokens_used,
                 "token_budget": context.token_budget,
                 "text": context.as_text(),
+                "episode": episode_body(context.episode) if context.episode else None,
             }
         )

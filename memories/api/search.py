@@ -52,6 +52,11 @@ class SearchRequestSerializer(MemoryFilterSerializer):
     include_documents = StrictBooleanField(
         required=False, help_text="also search documents (as sources=memories,documents)"
     )
+    session_id = StrictCharField(
+        required=False,
+        max_length=255,
+        help_text="the caller's run: its recent short-term memories rank a little higher",
+    )
 
     def validate_limit(self, value: int) -> int:
         if value > settings.MEMORY_MAX_PAGE_SIZE:
@@ -84,7 +89,7 @@ class SearchResponseSerializer(serializers.Serializer):
 
 
 def search_query_from(data: dict[str, Any]) -> SearchQuery:
-    options = {name: data[name] for name in ("fusion", "alpha") if name in data}
+    options = {name: data[name] for name in ("fusion", "alpha", "session_id") if name in data}
     return SearchQuery(
         text=data["query"],
         mode=data["mode"],

@@ -9,7 +9,7 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from memories.models import LinkType, Memory, MemoryState, MemoryType
+from memories.models import LinkType, Memory, MemoryLayer, MemoryState, MemoryType
 from memories.representations import (  # noqa: F401 (the REST layer's output shapes)
     HistorySerializer,
     LinkSerializer,
@@ -46,11 +46,22 @@ class MemoryWriteSerializer(serializers.Serializer):
     metadata = serializers.DictField(required=False)
     pinned = StrictBooleanField(required=False)
     expires_at = serializers.DateTimeField(required=False, allow_null=True)
+    layer = serializers.ChoiceField(
+        choices=MemoryLayer.choices,
+        required=False,
+        help_text="short_term, long_term, episodic, semantic or documentary; default: "
+        "short_term with a run_id, episodic for type episode, else long_term (docs/episodes.md)",
+    )
 
 
 class MemoryCreateSerializer(ScopeSerializer, MemoryWriteSerializer):
     entity_names = serializers.ListField(
         child=StrictCharField(max_length=255), required=False, default=list
+    )
+    episode_id = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        help_text="the episode it belongs to; default: its run's open episode, if any",
     )
 
 
@@ -150,6 +161,14 @@ class MemoryFilterSerializer(FieldsBuiltOnce, ScopeSerializer):
         help_text="linked to all these entities (names or aliases, case-insensitive; "
         "comma-separated in a query string)",
     )
+    layer = CommaListField(
+        child=serializers.ChoiceField(choices=MemoryLayer.choices),
+        required=False,
+        default=list,
+        help_text="only memories of these layers (short_term, long_term, episodic, semantic, "
+        "documentary)",
+    )
+    episode_id = serializers.UUIDField(required=False, help_text="stored during this episode")
 
 
 class PaginationSerializer(FieldsBuiltOnce, serializers.Serializer):

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from memories.api import episodes, prompts
 from memories.api import intelligence as intel
 from memories.api.search import MemorySearchView
 from memories.api.views import MemoryLinkViewSet, MemoryViewSet, ResetView
@@ -61,4 +62,13 @@ urlpatterns = [
     path("memories/<str:memory_pk>/links/", link_collection, name="memory-links"),
     path("memories/<str:memory_pk>/links/<str:pk>/", link_detail, name="memory-link-detail"),
     path("reset/", ResetView.as_view(), name="reset"),
+    path("episodes/", episodes.EpisodeView.as_view(), name="episode-list"),
+    path("episodes/<str:pk>/", episodes.EpisodeDetailView.as_view(), name="episode-detail"),
+    path("episodes/<str:pk>/close/", episodes.EpisodeCloseView.as_view(), name="episode-close"),
+    path("project/prompts/", prompts.ProjectPromptsView.as_view(), name="project-prompts"),
+    path(
+        "project/prompts/rollback/",
+        prompts.ProjectPromptRollbackView.as_view(),
+        name="project-prompts-rollback",
+    ),
 ]

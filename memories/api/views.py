@@ -28,6 +28,7 @@ from memories.api.serializers import (
     MemoryUpdateSerializer,
     ScopeSerializer,
 )
+from memories.representations import memory_detail_body
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memory_get, memory_history, memory_links, memory_list
 from memories.services.bulk import memories_create_bulk
@@ -61,6 +62,8 @@ FILTER_FIELDS = {
     "entity_ids": "entity_ids",
     "entities": "entities",
     "filters": "expression",
+    "layer": "layers",
+    "episode_id": "episode_id",
 }
 
 
@@ -144,7 +147,8 @@ class MemoryViewSet(ProjectScopedMixin, viewsets.ViewSet):
     def retrieve(self, request: Request, pk: str) -> Response:
         if request.method != "GET":  # HEAD: not a read of the memory
             return Response(MemorySerializer(memory_get(project=self.project, memory_id=pk)).data)
-        return Response(MemorySerializer(memory_read(project=self.project, memory_id=pk)).data)
+        memory = memory_read(project=self.project, memory_id=pk)
+        return Response(memory_detail_body(project=self.project, memory=memory))
 
     @extend_schema(request=MemoryUpdateSerializer, responses=_MEMORY_UPDATED)
     def partial_update(self, request: Request, pk: str) -> Response:

@@ -64,6 +64,7 @@ _FIELDS: dict[str, tuple[str, str]] = {
     "agent_id": ("agent_id", "text"),
     "run_id": ("run_id", "text"),
     "state": ("state", "text"),
+    "layer": ("layer", "text"),
     "tags": ("tags", "array"),
     "tag": ("tags", "array"),
     "confidence": ("confidence", "number"),

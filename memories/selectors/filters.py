@@ -40,6 +40,8 @@ class MemoryFilters:
     entity_ids: list[int] = field(default_factory=list)
     entities: list[str] = field(default_factory=list)  # names or aliases, case-insensitive
     expression: dict[str, Any] | None = None  # mem0-style AND/OR/NOT filter language
+    layers: list[str] = field(default_factory=list)  # short_term, long_term... (any of them)
+    episode_id: Any = None  # stored during this episode
 
     def as_q(self, *, project: Project | None = None) -> Q:
         """The filters as one Q. Pass the project the memories belong to so entity names are
@@ -51,6 +53,10 @@ class MemoryFilters:
                 q &= Q(**{name: value})
         if self.memory_types:
             q &= Q(memory_type__in=self.memory_types)
+        if self.layers:
+            q &= Q(layer__in=self.layers)
+        if self.episode_id:
+            q &= Q(episode_id=self.episode_id)
         if self.tags:
             q &= Q(tags__contains=self.tags)
         if self.states and ALL_STATES not in self.states:

@@ -33,15 +33,28 @@ class Candidate:
     candidates by whole rows. A plain object: building Memory instances for a hybrid
     search's ~100 candidates took ~0.7 ms of Python."""
 
-    __slots__ = ("created_at", "effective_confidence", "pk", "token_count", "utility_score")
+    __slots__ = (
+        "created_at",
+        "effective_confidence",
+        "pk",
+        "run_id",
+        "token_count",
+        "utility_score",
+    )
 
     def __init__(
-        self, pk: Any, created_at: Any, token_count: int, utility_score: float | None = None
+        self,
+        pk: Any,
+        created_at: Any,
+        token_count: int,
+        utility_score: float | None = None,
+        run_id: str | None = None,
     ) -> None:
         self.pk = pk
         self.created_at = created_at
         self.token_count = token_count
         self.utility_score = utility_score
+        self.run_id = run_id
 
     @property
     def id(self) -> Any:

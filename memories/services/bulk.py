@@ -60,6 +60,7 @@ from memories.services.memories import (
     _history,
     _insert,
     _snapshot,
+    assign_episodes,
 )
 from memories.services.tuning import tuning
 from memoryplatform.lib.actor import Actor
@@ -169,6 +170,7 @@ def memories_create_bulk(
     inline = bulk_option(project, "near_duplicates", near_duplicates) == "inline"
     deferred = bulk_option(project, "vector_index", vector_index) == "deferred"
     memories = [_build_item(project, index, item) for index, item in enumerate(items)]
+    assign_episodes(project=project, memories=memories, requested=[i.episode_id for i in items])
     likely_new = _plan_exact(project, memories).inserts  # a hint: planned again under the locks
     with prefetched_embeddings([memories[index].content for index in likely_new]):
         return _create_all(project, memories, items, actor, inline=inline, deferred=deferred)

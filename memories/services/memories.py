@@ -31,6 +31,7 @@ from memories.services.content import (
     content_hash,
 )
 from memories.services.embedding import embed_or_none
+from memories.services.layers import check_layer, layer_on_write
 from memories.services.utility import utility_enqueue
 from memoryplatform.events import EventScope, EventType, emit_many
 from memoryplatform.lib.actor import Actor
@@ -53,6 +54,7 @@ EDITABLE_FIELDS = (
     "metadata",
     "pinned",
     "expires_at",
+    "layer",
 )
 _CHECKS = {
     "content": clean_content,
@@ -62,6 +64,7 @@ _CHECKS = {
     "metadata": check_metadata,
     "confidence": lambda value: check_unit_interval("confidence", value),
     "importance": lambda value: check_unit_interval("importance", value),
+    "layer": check_layer,
 }
 
 
@@ -82,6 +85,8 @@ class MemoryInput:
     expires_at: datetime | None = None
     entity_names: list[str] = field(default_factory=list)
     extract_entities: bool = True  # False: link entity_names only, extract nothing from text
+    layer: str | None = None  # None: chosen from the write (services/layers.py)
+    episode_id: Any = None  # None: the run's open episode, if any (services/episodes.py)
 
     def scope(self) -> Scope:
         return Scope.of(self)
@@ -167,11 +172,19 @@ def _mask(project: Project, values: dict[str, Any]) -> dict[str, Any]:
     return scrub_for_storage(project=project, values=values)
 
 
+def assign_episodes(*, project: Project, memories: list[Memory], requested: list[Any]) -> None:
+    """Each new memory's episode: the one its writer named, else its run's open episode."""
+    from memories.services.episodes import episodes_for_memories
+
+    episodes_for_memories(project=project, memories=memories, requested=requested)
+
+
 def _build(project: Project, data: MemoryInput, embedding: list[float] | None) -> Memory:
     scope = data.scope()
     given = {name: getattr(data, name) for name in EDITABLE_FIELDS}
     values = _mask(project, _clean({name: v for name, v in given.items() if v is not None}))
     values.setdefault("importance", default_importance(values["memory_type"]))
+    values.setdefault("layer", layer_on_write(requested=None, memory_type=values["memory_type"]))
     return Memory(
         project=project,
         **values,
@@ -229,6 +242,7 @@ def memory_create(
     near-duplicate (cosine >= 0.95, same scope) is merged into the older memory (dedup.py).
     `embedding`, when the caller already has it, saves a second embedding call."""
     memory = _build(project, data, embedding=None)
+    assign_episodes(project=project, memories=[memory], requested=[data.episode_id])
     existing = find_live_duplicate(project=project, digest=memory.content_hash, scope=data.scope())
     if existing is not None:
         result = CreateResult(existing, created=False)
@@ -310,6 +324,12 @@ def memory_update(
     return memory
 
 
+def soft_delete(project: Project, memories: list[Memory], actor: Actor, reason: str = "") -> int:
+    """Soft-delete `memories` (locked by the caller), each with a DELETE history entry
+    naming `reason`, and a `memory_deleted` event each."""
+    return _soft_delete(project, memories, actor, reason)
+
+
 def _soft_delete(project: Project, memories: list[Memory], actor: Actor, reason: str = "") -> int:
     now = timezone.now()
     ids = [memory.pk for memory in memories]
@@ -319,8 +339,7 @@ def _soft_delete(project: Project, memories: list[Memory], actor: Actor, reason:
         _history(memory, HistoryEvent.DELETE, actor, old={"content": memory.content}, new=note)
         for memory in memories
     )
-    for memory in memories:
-        _emit(project, memory, "memory_deleted")
+    _emit_many(project, [(memory, "memory_deleted", {}) for memory in memories])  # one batch
     return len(ids)
 
 

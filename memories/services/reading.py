@@ -7,9 +7,13 @@ slows the read that caused it.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
 from typing import Any
 from uuid import UUID
+
+from django.db import DEFAULT_DB_ALIAS
 
 from memories.models import Memory
 from memories.selectors.filters import MemoryFilters
@@ -18,6 +22,8 @@ from memories.selectors.search import SearchResult, memory_search
 from memories.selectors.search.sources import SourcesResult, search_sources
 from memories.selectors.search_types import SearchHit, SearchQuery
 from memories.services.reinforcement import memories_reinforce_later
+from memoryplatform.db.router import read_alias
+from memoryplatform.lib import result_cache
 from memoryplatform.lib.hooks import run_hooks
 from tenants.models import Project
 
@@ -33,8 +39,13 @@ def memories_recall(*, project: Project, query: SearchQuery) -> SearchResult:
     """A search whose results are returned to the caller, and so reinforced; the
     `search_completed` hooks count it (analytics' search statistics)."""
     started = time.perf_counter()
-    result = memory_search(project=project, query=query)
-    _answered(project, result, [hit.memory.pk for hit in result.hits], started)
+    result, cached = result_cache.cached(
+        project.pk,
+        _cache_key(query),
+        lambda: memory_search(project=project, query=query),
+        store=read_alias() == DEFAULT_DB_ALIAS,
+    )
+    _answered(project, result, [hit.memory.pk for hit in result.hits], started, cached)
     return result
 
 
@@ -54,16 +65,32 @@ def memories_recall_across_sources(
     """A search of memories and registered sources (document passages) ranked together:
     the memories returned are reinforced and the search counted, as `memories_recall`."""
     started = time.perf_counter()
-    result = search_sources(project=project, query=query, sources=sources)
+    result, cached = result_cache.cached(
+        project.pk,
+        _cache_key(query, sources),
+        lambda: search_sources(project=project, query=query, sources=sources),
+        store=read_alias() == DEFAULT_DB_ALIAS,
+    )
     returned = [hit.memory.pk for hit in result.hits if isinstance(hit, SearchHit)]
-    _answered(project, result, returned, started)
+    _answered(project, result, returned, started, cached)
     return result
 
 
+def _cache_key(query: SearchQuery, sources: list[str] | None = None) -> str:
+    """Everything that can change an answer: the text, mode, filters, paging and options."""
+    fields = dataclasses.asdict(query)
+    return json.dumps([fields, sources], sort_keys=True, default=str)
+
+
 def _answered(
-    project: Project, result: SearchResult | SourcesResult, returned: list[Any], started: float
+    project: Project,
+    result: SearchResult | SourcesResult,
+    returned: list[Any],
+    started: float,
+    cached: bool,
 ) -> None:
-    """What follows every answered search: its memories reinforced, the search counted."""
+    """What follows every answered search (from the cache too): its memories reinforced, the
+    search counted."""
     latency_ms = (time.perf_counter() - started) * 1000
     memories_reinforce_later(project=project, memory_ids=returned)
     run_hooks(
@@ -72,4 +99,5 @@ def _answered(
         mode=result.mode,
         hits=len(result.hits),
         latency_ms=latency_ms,
+        cached=cached,
     )

@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from memories.models import Memory
 from memoryplatform.lib.deferred import DeferredWrites
+from memoryplatform.lib.result_cache import quiet_writes
 from memoryplatform.lib.rls import all_projects
 from tenants.models import Project
 
@@ -80,8 +81,13 @@ def _apply(reads: Reads) -> int:
     if not reads:
         return 0
     keys = list(reads)
-    # one merged UPDATE for the reads of every project (each queued by its own scoped read)
-    with all_projects("reinforcement of queued reads", routine=True), connection.cursor() as cursor:
+    # one merged UPDATE for the reads of every project (each queued by its own scoped read);
+    # what a read leaves behind changes no cached search answer
+    with (
+        all_projects("reinforcement of queued reads", routine=True),
+        quiet_writes(),
+        connection.cursor() as cursor,
+    ):
         cursor.execute(
             _REINFORCE_SQL,
             [

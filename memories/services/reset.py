@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from memories.models import Memory, MemoryHistory, MemoryLink
+from memories.models import Episode, Memory, MemoryHistory, MemoryLink
 from memoryplatform.lib.hooks import run_hooks
 from tenants.models import Project
 
@@ -21,4 +21,5 @@ def project_reset(*, project: Project) -> dict[str, int]:
         "history": MemoryHistory.objects.filter(project=project).delete()[0],
     }
     counts["memories"] = Memory.objects.filter(project=project).delete()[0]
+    counts["episodes"] = Episode.objects.filter(project=project).delete()[0]
     return counts

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Case, Q, QuerySet, When
 
-from memories.models import Memory, MemoryType, default_importance
+from memories.models import Episode, Memory, MemoryLayer, MemoryType, default_importance
+from memories.selectors.episodes import episode_open_for_run
 from memories.services.bulk import memories_create_bulk
 from memories.services.content import Scope, check_metadata
 from memories.services.memories import MemoryInput
@@ -50,7 +51,9 @@ def session_reflect(
     task_effectiveness: dict[str, Any] | None = None,
 ) -> list[Any]:
     """Turn a session summary into typed memories; returns the create results in order
-    (summary first). `session_id` becomes the memories' run_id when no run_id is given."""
+    (summary first). `session_id` becomes the memories' run_id when no run_id is given.
+    The memories join the run's open episode, which the reflection then closes with
+    `summary` as its summary (the summary memory is episodic)."""
     if not isinstance(summary, str) or not summary.strip():
         raise InvalidInput("summary is required", fields={"summary": ["must not be empty"]})
     scope = Scope(scope.user_id, scope.agent_id, scope.run_id or session_id)
@@ -66,6 +69,7 @@ def session_reflect(
         MemoryInput(
             content=summary.strip(),
             memory_type="fact",
+            layer=MemoryLayer.EPISODIC,
             tags=["session_summary"],
             importance=default_importance("fact"),
             source="reflect",
@@ -86,7 +90,18 @@ def session_reflect(
                     **scope.as_dict(),
                 )
             )
-    return memories_create_bulk(project=project, items=items, actor=actor)
+    results = memories_create_bulk(project=project, items=items, actor=actor)
+    _close_episode(project, scope, actor, summary.strip())
+    return results
+
+
+def _close_episode(project: Project, scope: Scope, actor: Actor, summary: str) -> None:
+    from memories.services.episodes import episode_close
+
+    owner = {"user_id": scope.user_id, "agent_id": scope.agent_id}
+    episode = episode_open_for_run(project=project, run_id=scope.run_id, **owner)
+    if episode is not None:
+        episode_close(project=project, episode_id=episode.pk, actor=actor, summary=summary)
 
 
 @dataclass
@@ -95,9 +110,12 @@ class SessionContext:
     working: list[Memory]
     tokens_used: int
     token_budget: int
+    episode: Episode | None = None  # the session's open episode, if any
 
     def as_text(self) -> str:
         lines = [f"[{m.memory_type}] {m.content}" for m in self.core]
+        if self.episode is not None:
+            lines += ["", f"Current episode: {self.episode.name or self.episode.pk}"]
         if self.working:
             lines += ["", "Working memory (this session):"]
             lines += [f"[{m.memory_type}] {m.content}" for m in self.working]
@@ -124,9 +142,10 @@ def session_context(
     session_id: str | None = None,
 ) -> SessionContext:
     """Core memory (the most important memories of `types` in the user/agent scope, any state)
-    then, with `session_id`, working memory (that run's memories, newest first), together
-    within `token_budget` tokens. Core gets two thirds of the budget when a session is given;
-    anything it leaves unused goes to working memory."""
+    then, with `session_id`, working memory (that run's memories and those of its open
+    episode: short-term ones first, newest first), together within `token_budget` tokens.
+    Core gets two thirds of the budget when a session is given; anything it leaves unused
+    goes to working memory."""
     if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
         raise InvalidInput("token_budget must be a positive integer", fields={"token_budget": []})
     types = types or DEFAULT_CONTEXT_TYPES
@@ -146,8 +165,21 @@ def session_context(
     core_budget = token_budget * 2 // 3 if session_id else token_budget
     core, used = _fill(core_qs, core_budget)
     working: list[Memory] = []
+    episode = episode_open_for_run(
+        project=project, run_id=session_id, user_id=scope.user_id, agent_id=scope.agent_id
+    )
     if session_id:
-        working_qs = base.filter(run_id=session_id, **owner.as_filter()).order_by("-created_at")
+        in_session = Q(run_id=session_id) | Q(episode=episode) if episode else Q(run_id=session_id)
+        working_qs = base.filter(in_session, **owner.as_filter()).order_by(
+            _short_term_first(), "-created_at"
+        )
         working, used_working = _fill(working_qs, token_budget - used)
         used += used_working
-    return SessionContext(core=core, working=working, tokens_used=used, token_budget=token_budget)
+    return SessionContext(
+        core=core, working=working, tokens_used=used, token_budget=token_budget, episode=episode
+    )
+
+
+def _short_term_first() -> Any:
+    """The session's short-term memories before what it promoted or summarised."""
+    return Case(When(layer=MemoryLayer.SHORT_TERM, then=0), default=1)

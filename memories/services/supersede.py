@@ -76,7 +76,13 @@ def memory_revise(
     if old is None:
         raise NotFound("memory not found")
     values = {name: getattr(old, name) for name in EDITABLE_FIELDS} | changes
-    data = MemoryInput(**values, user_id=old.user_id, agent_id=old.agent_id, run_id=old.run_id)
+    data = MemoryInput(
+        **values,
+        user_id=old.user_id,
+        agent_id=old.agent_id,
+        run_id=old.run_id,
+        episode_id=old.episode_id,
+    )
     if data.content == old.content:
         return memory_update(project=project, memory_id=old.pk, changes=changes, actor=actor)
     new = memory_create(project=project, data=data, actor=actor).memory

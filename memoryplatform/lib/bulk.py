@@ -24,6 +24,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import connections, models, transaction
 from django.db.models import JSONField
 
+from memoryplatform.lib.rls import current_scope
 from memoryplatform.lib.vectors import vector_literal
 
 
@@ -112,6 +113,9 @@ def insert_rows(objs: Sequence[models.Model], *, using: str = "default") -> None
     if not connection.settings_dict.get("APP_ROLE"):
         with connection.cursor() as cursor:
             _copy(cursor, table, columns, objs, columns_of)
+        writes = getattr(connection, "writes", None)  # COPY passes by the execute wrappers
+        if writes is not None:
+            writes.note(f"COPY {table}", current_scope(), connection)
     else:  # PostgreSQL refuses COPY into a table under row-level security: through a staging table
         staging = f"pg_temp.bulk_{model._meta.db_table}_{zlib.crc32(columns.encode()):x}"
         with transaction.atomic(using=using, savepoint=False), connection.cursor() as cursor:

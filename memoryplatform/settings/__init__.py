@@ -52,12 +52,15 @@ INSTALLED_APPS = [
     "django_q",
     "memoryplatform",
     "tenants",
+    "oauth2_provider",  # OAuth 2.1 for MCP clients (tenants/oauth)
+    "tenants.oauth",
     "memories",
     "entities",
     "documents",  # uploaded documents, their chunks, search across them
     "analytics",
     "mcpserver",
     "compat",  # other products' client APIs (mem0), over the apps above
+    "memoryplatform.portability",  # export, import, backups (docs/portability.md)
 ]
 
 # Django's stock middleware, adapted so that an API request under ASGI does not cross between
@@ -163,6 +166,25 @@ MEMORY_HOOKS: dict[str, list[str]] = {
     "extra_search_sources": ["documents.selectors.search.chunk_source"],
 }
 MEMORY_HOOKS["project_reset"].append("documents.services.documents_reset")
+# Memories citing document chunks (docs/episodes.md): the chunks a memory cites, shown with
+# it; the chunk an `add` learned its facts from, recorded as a reference.
+# (project, memory) -> {field: value}: more of one memory's representation
+MEMORY_HOOKS["memory_details"] = ["documents.refs.memory_details"]
+# (project, memory_ids, origin): memories an `add` learned from a source (a document chunk)
+MEMORY_HOOKS["memories_learned"] = ["documents.refs.memories_learned"]
+# Memory layers (docs/episodes.md): a short-term memory expires this many hours after it was
+# stored (project setting `short_term_ttl_hours`; 0: never) unless the layer job promotes it, for
+# an importance of at least MEMORY_SHORT_TERM_PROMOTE_IMPORTANCE or at least
+# MEMORY_SHORT_TERM_PROMOTE_ACCESSES reads. Search and session context add
+# MEMORY_SHORT_TERM_SESSION_BOOST to the caller's run's recent short-term memories.
+MEMORY_SHORT_TERM_TTL_HOURS = env_float("MEMORY_SHORT_TERM_TTL_HOURS", 24.0, minimum=0)
+MEMORY_SHORT_TERM_PROMOTE_IMPORTANCE = env_float(
+    "MEMORY_SHORT_TERM_PROMOTE_IMPORTANCE", 0.8, minimum=0, maximum=1
+)
+MEMORY_SHORT_TERM_PROMOTE_ACCESSES = env_int("MEMORY_SHORT_TERM_PROMOTE_ACCESSES", 3, minimum=1)
+MEMORY_SHORT_TERM_SESSION_BOOST = env_float(
+    "MEMORY_SHORT_TERM_SESSION_BOOST", 0.1, minimum=0, maximum=1
+)
 # Uploaded documents (docs/documents.md): caps on what one upload may cost, and chunking.
 MEMORY_DOCUMENT_MAX_BYTES = env_int("MEMORY_DOCUMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=1)
 MEMORY_DOCUMENT_MAX_PAGES = env_int("MEMORY_DOCUMENT_MAX_PAGES", 500, minimum=1)
@@ -172,6 +194,10 @@ MEMORY_DOCUMENT_CHUNK_OVERLAP = env_int("MEMORY_DOCUMENT_CHUNK_OVERLAP", 150, mi
 MEMORY_DOCUMENT_EMBED_BATCH = env_int("MEMORY_DOCUMENT_EMBED_BATCH", 64, minimum=1)
 # Days of per-day search statistics kept (analytics.SearchStat, a rolling table).
 MEMORY_ANALYTICS_SEARCH_DAYS = env_int("MEMORY_ANALYTICS_SEARCH_DAYS", 90, minimum=1)
+# A repeated search within this many seconds is answered from the process's result cache,
+# unless a write in its project came in between (memoryplatform/lib/result_cache.py); 0: off.
+MEMORY_SEARCH_CACHE_SECONDS = env_float("MEMORY_SEARCH_CACHE_SECONDS", 30, minimum=0)
+MEMORY_SEARCH_CACHE_ENTRIES = env_int("MEMORY_SEARCH_CACHE_ENTRIES", 2000, minimum=1)
 MEMORY_HTTP_THREADS = env_int("MEMORY_HTTP_THREADS", 20, minimum=1)
 MEMORY_HTTP_QUEUE_TIMEOUT = env_float("MEMORY_HTTP_QUEUE_TIMEOUT", 5.0, minimum=0.1)
 MEMORY_HTTP_QUEUE_LIMIT = env_int("MEMORY_HTTP_QUEUE_LIMIT", 200, minimum=1)
@@ -187,6 +213,12 @@ MEMORY_HNSW_EF_SEARCH = env_int("MEMORY_HNSW_EF_SEARCH", 400, minimum=1)
 # `manage.py vector_index_health`) rebuilds it concurrently once the row versions lost since
 # its build reach this share of the rows in it (0 = never; docs/search.md).
 MEMORY_HNSW_REBUILD_CHURN = env_float("MEMORY_HNSW_REBUILD_CHURN", 0.25, minimum=0.0)
+# The keyword (GIN) indexes bloat as rows are deleted, merged and rewritten: the hourly job
+# (and `manage.py keyword_index_health`) reindexes one concurrently once this share of it
+# is estimated to be bloat (0 = never; docs/portability.md, "Maintenance").
+MEMORY_KEYWORD_INDEX_MAX_BLOAT = env_float(
+    "MEMORY_KEYWORD_INDEX_MAX_BLOAT", 0.3, minimum=0.0, maximum=1.0
+)
 # Memory a graph rebuild may use (the session's maintenance_work_mem, raised for the build
 # only, never lowered): a graph that outgrows it is built on disk, several times slower.
 # ~2 KB per 384-dim memory at m=16: 1 GB holds ~500k (0 = the server's own setting).
@@ -204,7 +236,61 @@ MEMORY_DB_APP_ROLE = env_str("MEMORY_DB_APP_ROLE", "memory_app")
 if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", MEMORY_DB_APP_ROLE):
     raise ImproperlyConfigured("MEMORY_DB_APP_ROLE: lowercase letters, digits and _")
 _db["APP_ROLE"] = MEMORY_DB_APP_ROLE if MEMORY_ROW_LEVEL_SECURITY else ""  # type: ignore[typeddict-unknown-key]
+# PgBouncer in transaction mode between the platform and PostgreSQL (docs/scaling.md): a
+# server connection serves another client after each transaction, so nothing may live on a
+# session. Prepared statements are off already (psycopg's prepare_threshold=None, Django's
+# default); server-side cursors (QuerySet.iterator outside a transaction) are turned off, and
+# the startup options (pgvector's query settings, statement_timeout) are not sent: set them on
+# the database instead (ALTER DATABASE ... SET). Row-level security keeps the caller's project
+# in a session setting, which another client's transaction would inherit: it must be off here.
+MEMORY_PGBOUNCER = env_bool("MEMORY_PGBOUNCER", False)
+if MEMORY_PGBOUNCER:
+    if MEMORY_ROW_LEVEL_SECURITY:
+        raise ImproperlyConfigured(
+            "MEMORY_PGBOUNCER (transaction pooling) needs MEMORY_ROW_LEVEL_SECURITY=false: "
+            "the project scope is a session setting (docs/scaling.md)"
+        )
+    _db["DISABLE_SERVER_SIDE_CURSORS"] = True
+    _db["OPTIONS"].pop("options", None)
+    _db["OPTIONS"]["prepare_threshold"] = None
 DATABASES = {"default": _db}
+# Read replicas (memoryplatform/db/router.py, docs/scaling.md): streaming standbys of the
+# primary, comma-separated URLs. API searches and reads go to one of them, writes and reads
+# inside transactions to the primary; a key that wrote reads the primary for
+# MEMORY_REPLICA_STICKY_SECONDS. A replica that cannot be connected to within
+# MEMORY_REPLICA_CONNECT_TIMEOUT seconds is left for MEMORY_REPLICA_RETRY_SECONDS, its reads
+# served by the primary; readiness warns when one lags more than MEMORY_REPLICA_MAX_LAG_SECONDS.
+DATABASE_REPLICA_URLS = [url for url in env_list("DATABASE_REPLICA_URLS", []) if url]
+MEMORY_REPLICA_STICKY_SECONDS = env_float("MEMORY_REPLICA_STICKY_SECONDS", 5.0, minimum=0.0)
+MEMORY_REPLICA_CONNECT_TIMEOUT = env_int("MEMORY_REPLICA_CONNECT_TIMEOUT", 2, minimum=1)
+MEMORY_REPLICA_RETRY_SECONDS = env_float("MEMORY_REPLICA_RETRY_SECONDS", 10.0, minimum=0.0)
+MEMORY_REPLICA_MAX_LAG_SECONDS = env_float("MEMORY_REPLICA_MAX_LAG_SECONDS", 30.0, minimum=0.0)
+for _index, _url in enumerate(DATABASE_REPLICA_URLS):
+    _replica = dj_database_url.parse(_url, conn_max_age=_db["CONN_MAX_AGE"])
+    if _replica["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_REPLICA_URLS must point at PostgreSQL servers")
+    _options = {**_db.get("OPTIONS", {}), **_replica.get("OPTIONS", {})}
+    _options["connect_timeout"] = MEMORY_REPLICA_CONNECT_TIMEOUT
+    if isinstance(_options.get("pool"), dict):  # a replica that is down: fail over quickly
+        _options["pool"] = {**_options["pool"], "timeout": MEMORY_REPLICA_CONNECT_TIMEOUT}
+    _replica.update(
+        ENGINE="memoryplatform.db.postgresql",
+        OPTIONS=_options,
+        CONN_HEALTH_CHECKS=True,
+        APP_ROLE=_db["APP_ROLE"],
+        REPLICA_OF="default",
+        TEST={"MIRROR": "default"},  # tests read the test database through it
+    )
+    if MEMORY_PGBOUNCER:
+        _replica["DISABLE_SERVER_SIDE_CURSORS"] = True
+    DATABASES[f"replica_{_index}"] = _replica
+MEMORY_REPLICA_ALIASES = [alias for alias in DATABASES if alias != "default"]
+DATABASE_ROUTERS = ["memoryplatform.db.router.ReplicaRouter"] if MEMORY_REPLICA_ALIASES else []
+if MEMORY_REPLICA_ALIASES:  # each request's routing: may it read a replica, who is writing
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("memoryplatform.lib.rls.RowLevelSecurityMiddleware"),
+        "memoryplatform.db.router.ReplicaReadsMiddleware",
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -286,6 +372,59 @@ if DEBUG:
     REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append(  # type: ignore[attr-defined]
         "rest_framework.renderers.BrowsableAPIRenderer"
     )
+
+# --- OAuth 2.1 for MCP clients (tenants/oauth, docs/security.md "OAuth for MCP clients") ------
+# Django's default password hashers first (users' passwords); client secrets, random and long,
+# are stored with a hasher of their own that does not stretch them (tenants/oauth/hashers.py).
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.BCryptSHA256PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
+    "tenants.oauth.hashers.ClientSecretHasher",
+]
+# Authorization code with PKCE (S256) and refresh tokens only; clients register themselves
+# (RFC 7591); a person consents by pasting one of the project's API keys. Tokens are stored
+# hashed, refresh tokens rotate and a replayed one revokes its family.
+OAUTH2_PROVIDER = {
+    "OAUTH2_VALIDATOR_CLASS": "tenants.oauth.validators.KeyBoundValidator",
+    "CLIENT_SECRET_HASHER": "oauth_client_secret",
+    "SCOPES": {
+        "read": "Read and search the project's memories",
+        "write": "Store, change and delete memories",
+        "admin": "Project maintenance: reset, consolidate, decay, prune",
+    },
+    "DEFAULT_SCOPES": ["read", "write"],
+    "ACCESS_TOKEN_EXPIRE_SECONDS": env_int("MEMORY_OAUTH_ACCESS_TOKEN_SECONDS", 3600, minimum=60),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": env_int(
+        "MEMORY_OAUTH_REFRESH_TOKEN_SECONDS", 30 * 86400, minimum=60
+    ),
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "PKCE_REQUIRED": True,
+    "REQUEST_APPROVAL_PROMPT": "force",
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
+        "none",
+        "client_secret_basic",
+        "client_secret_post",
+    ],
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "Memory Platform",
+    "DCR_ENABLED": True,  # MCP clients register themselves; a token still needs a key
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
+}
 
 # --- Rate limits, timeouts, open streams (docs/security.md) ------------------------------
 # Requests per API key in each window, by kind: "<n>/<s|min|hour|day>" or "none". A project's
@@ -375,6 +514,13 @@ MEMORY_SEARCH_RRF_K = env_int("MEMORY_SEARCH_RRF_K", 60, minimum=1)
 MEMORY_SEARCH_CANDIDATES = env_int("MEMORY_SEARCH_CANDIDATES", 50, minimum=1)
 # Keyword scoring reads at most this many memories per query term (docs/search.md).
 MEMORY_SEARCH_TERM_CAP = env_int("MEMORY_SEARCH_TERM_CAP", 100, minimum=10)
+# Hybrid search adds a share of its best hits' relevance to the memories stored just before and
+# after them in their run (memories/selectors/search/neighbours.py; 0 switches it off).
+MEMORY_SEARCH_NEIGHBOURS = min(env_int("MEMORY_SEARCH_NEIGHBOURS", 2, minimum=0), 5)
+MEMORY_SEARCH_NEIGHBOUR_WEIGHT = env_float(
+    "MEMORY_SEARCH_NEIGHBOUR_WEIGHT", 0.3, minimum=0, maximum=1
+)
+MEMORY_SEARCH_NEIGHBOUR_SEEDS = env_int("MEMORY_SEARCH_NEIGHBOUR_SEEDS", 5, minimum=1)
 
 # MCP server: which tool names to expose (seed compatibility profiles), result budget.
 MEMORY_MCP_PROFILE = env_choice(
@@ -466,6 +612,11 @@ MEMORY_UTILITY_RANK_WEIGHT = env_float("MEMORY_UTILITY_RANK_WEIGHT", 0.2, minimu
 MEMORY_GRAPH_EXTRACTION = env_choice(
     "MEMORY_GRAPH_EXTRACTION", "auto", {"auto", "sync", "async", "off"}
 )
+# Whose graph a memory's entities and relations go to (docs/graph.md, "Scoped graphs"):
+# user = its user's, as mem0's graph memory is per user (a memory without a user builds the
+# project-wide graph); memory = its whole scope (user, agent and run); project = always the
+# project-wide graph. A project's settings may override it (`{"graph_scope": "project"}`).
+MEMORY_GRAPH_SCOPE = env_choice("MEMORY_GRAPH_SCOPE", "user", {"user", "memory", "project"})
 
 LOG_LEVEL = env_str("MEMORY_LOG_LEVEL", "INFO").upper()
 # plain: one readable line a record; json: one JSON object a line, with the request id
@@ -523,6 +674,10 @@ if _proxy_ssl_header:
 # CsrfViewMiddleware, subclassed (memoryplatform/lib/middleware.py); Django's checks look for the
 # exact class paths, so ours (memoryplatform/checks.py) look for the subclasses instead.
 SILENCED_SYSTEM_CHECKS = ["security.W001", "security.W002", "security.W003"]
+# django-oauth-toolkit warns that `http` redirect URIs are allowed: MCP clients on the user's
+# machine receive the code on a loopback address (RFC 8252), and registration accepts `http`
+# for loopback hosts only (tenants/oauth/views.py), https everywhere else.
+SILENCED_SYSTEM_CHECKS.append("oauth2_provider.W008")
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

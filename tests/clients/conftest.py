@@ -58,7 +58,8 @@ def _wait_until_server_idle(timeout: float = 30.0) -> None:
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT count(*) FROM pg_stat_activity"
-                " WHERE application_name = %s AND state <> 'idle'",
+                " WHERE datname = current_database() AND application_name = %s"
+                " AND state <> 'idle'",
                 [LIVE_SERVER_APPLICATION],
             )
             busy = cursor.fetchone()[0]

@@ -246,7 +246,34 @@ def test_every_operation_of_the_api_answers_through_the_sdk(client: Client) -> N
     chunks = [chunk["content"] for chunk in client.documents.iter_chunks(document["id"])]
     assert "Restart the worker" in " ".join(chunks)
     assert client.documents.chunks(document["id"], limit=1)["count"] == len(chunks)
+    chunk_id = next(iter(client.documents.iter_chunks(document["id"])))["id"]
+    client.documents.cite(cause["id"], chunk_id, quote="Restart the worker")
+    cited = client.documents.refs(cause["id"])["document_refs"]
+    assert [ref["chunk_id"] for ref in cited] == [chunk_id]
+    client.documents.uncite(cause["id"], chunk_id)
+    assert client.documents.learn(document["id"], infer=False)["chunks"]
     client.documents.delete(document["id"])
+
+    episode = client.episodes.start(name="Deploy fix", user_id="u1", run_id="r9")
+    client.memories.create("Rolled back the release", user_id="u1", run_id="r9")
+    assert client.episodes.list(open=True)["count"] >= 1
+    assert [m["content"] for m in client.episodes.get(episode["id"])["memories"]] == [
+        "Rolled back the release"
+    ]
+    assert client.episodes.close(episode["id"], summary="Rolled back")["ended_at"]
+
+    client.tags.describe("ops", "Operations work")
+    assert client.tags.get("ops")["description"] == "Operations work"
+    assert any(tag["name"] == "ops" for tag in client.tags.list()["results"])
+    client.tags.forget("ops")
+    first = client.prompts.set("extraction", "Keep ticket numbers.")
+    client.prompts.set("extraction", "Keep ticket numbers and owners.")
+    assert client.prompts.list(kind="extraction")["results"]
+    client.prompts.rollback("extraction", first["version"])
+
+    export = client.exports.create(embeddings=False)
+    assert client.exports.get(export["id"])["status"] == "done"  # jobs run inline here
+    assert client.exports.download(export["id"])[:2] == b"\x1f\x8b"  # gzip
     with pytest.raises(NotFound):
         client.documents.get(document["id"])
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import connection
@@ -20,6 +21,15 @@ from memories.services.memories import MemoryInput, memory_create
 from memoryplatform.events import project_group
 from memoryplatform.lib.actor import SYSTEM
 from tests.fakes.openai_server import tool_calls
+
+
+@pytest.fixture(autouse=True)
+def _one_graph(settings):
+    """These stories are about one graph built from many memories (one scope each, so the
+    memory store's own near-duplicate merge stays out of them): the project-wide graph.
+    tests/entities/test_scoped_graphs.py has the per-scope graphs."""
+    settings.MEMORY_GRAPH_SCOPE = "project"
+
 
 # Facts that reinforce, supersede (works_at is single-valued), retract and re-state, names
 # given on store that a later memory types, and spellings that differ by case or punctuation.
@@ -162,8 +172,8 @@ def test_a_new_entity_mentioned_by_several_memories_of_a_batch_is_created_once(
 
 
 def test_a_memory_whose_extraction_fails_is_stored_and_the_others_keep_their_graph(alice):
-    too_long = " ".join(["Overlongname"] * 30)  # one capitalised span of 389 characters
-    texts = ["Grace works at Stripe", f"{too_long} uses Kubernetes", "Hugo uses Docker"]
+    too_long = "Overlong" + "name" * 80  # one capitalised word of 328 characters
+    texts = ["Grace works at Stripe", f"Lunch with {too_long} about Kubernetes", "Hugo uses Docker"]
     results = memories_create_bulk(
         project=alice.project,
         items=[MemoryInput(content=text, user_id=f"u{i}") for i, text in enumerate(texts)],

@@ -116,8 +116,8 @@ def test_entity_graph_filters_by_strength_and_relation_type(alice):
 
 
 def test_entity_graph_includes_memories_per_node_by_default(alice, remember):
-    memory = remember("Bob fixed the flaky test", entity_names=["Bob"])
-    relate(alice, "Alice", "Bob", "collaborates_with")
+    memory = remember("Bob fixed the flaky test", entity_names=["Bob"])  # user u1's graph
+    relate(alice, "Alice", "Bob", "collaborates_with", user_id="u1")
     a = Entity.objects.get(project=alice.project, name="Alice")
     body = alice.get(f"/api/v1/entities/{a.pk}/graph/").json()
     bob = next(node for node in body["nodes"] if node["name"] == "Bob")
@@ -233,8 +233,9 @@ def test_list_entities_filters_by_type(alice):
 
 
 def test_bad_entity_input_is_a_400_naming_the_field(alice):
-    response = alice.post("/api/v1/entities/", {"name": "X", "entity_type": "planet"})
-    assert response.status_code == 400 and "entity_type" in response.json()["error"]["fields"]
+    for garbage in ("9lives", "plan-et!", "x" * 51, 7):
+        response = alice.post("/api/v1/entities/", {"name": "X", "entity_type": garbage})
+        assert response.status_code == 400 and "entity_type" in response.json()["error"]["fields"]
     response = alice.post(
         "/api/v1/relations/", {"source": "A", "target": "B", "relation_type": "!!"}
     )

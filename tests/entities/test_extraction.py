@@ -80,11 +80,12 @@ def test_a_retraction_closes_the_relation(alice, remember):
 
 
 def test_a_typed_mention_upgrades_an_unknown_entity(alice, remember):
-    remember("Lunch with Alice", entity_names=["Alice"])
-    assert Entity.objects.get(project=alice.project, name="Alice").entity_type == "unknown"
-    remember("Alice works at Google")
-    assert Entity.objects.filter(project=alice.project, name="Alice").count() == 1
-    assert Entity.objects.get(project=alice.project, name="Alice").entity_type == "person"
+    # a name no gazetteer knows: only "works at" says it is a person
+    remember("Lunch with Quorra", entity_names=["Quorra"])
+    assert Entity.objects.get(project=alice.project, name="Quorra").entity_type == "unknown"
+    remember("Quorra works at Google")
+    assert Entity.objects.filter(project=alice.project, name="Quorra").count() == 1
+    assert Entity.objects.get(project=alice.project, name="Quorra").entity_type == "person"
 
 
 def test_near_duplicate_names_merge_into_one_entity_with_an_alias(alice):
@@ -152,6 +153,26 @@ def test_llm_extraction_uses_the_seed_tools(alice, remember, fake_openai, settin
     }
     assert Relation.objects.get(project=alice.project).confidence == 0.9
     assert Entity.objects.get(project=alice.project, name="Alice").description == "an engineer"
+
+
+def test_a_models_own_word_for_a_relation_type_is_ours_and_a_new_employer_ends_the_old(
+    alice, remember, fake_openai, settings
+):
+    settings.MEMORY_GRAPH_EXTRACTION = "sync"
+    people = ("extract_entities", {"entities": [{"name": "Alice", "type": "person"}]})
+    fake_openai.reply(
+        tool_calls([people, ("extract_relations", {"relations": [_works_for("Google")]})]),
+        tool_calls([people, ("extract_relations", {"relations": [_works_for("Siemens")]})]),
+    )
+    remember("Alice is at the big search company.")
+    remember("Alice moved to the Munich engineering firm.")
+    _, relations = graph_of(alice.project)
+    assert relations == {("Alice", "works_at", "Siemens")}  # Google's ended, kept in history
+    assert Relation.objects.filter(project=alice.project, relation_type="works_at").count() == 2
+
+
+def _works_for(employer: str) -> dict[str, str]:
+    return {"source": "Alice", "relation": "works for", "target": employer}
 
 
 def test_llm_extraction_runs_as_a_job_after_commit(

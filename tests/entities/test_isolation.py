@@ -57,13 +57,15 @@ def test_charlie_cannot_relate_alices_entities_by_id(charlie, alice_graph):
 
 
 def test_names_resolve_within_the_callers_project_only(charlie, alice_graph):
+    alices = set(Entity.objects.filter(name="Alice").values_list("pk", flat=True))
     response = charlie.post(
         "/api/v1/relations/", {"source": "Alice", "target": "Bob", "relation_type": "knows"}
     )
     assert response.status_code == 201
     charlies = Entity.objects.filter(project=charlie.project)
     assert set(charlies.values_list("name", flat=True)) == {"Alice", "Bob"}
-    assert Entity.objects.filter(name="Alice").count() == 2
+    assert response.json()["source"]["id"] not in alices
+    assert Entity.objects.filter(name="Alice").count() == len(alices) + 1
 
 
 def test_charlie_cannot_walk_or_list_entities_of_alices_memories(charlie, alice_graph):

@@ -51,6 +51,17 @@ STANDARD_TOOLS = frozenset(
         "document_add",
         "document_list",
         "document_search",
+        "document_learn",
+        "memory_cite",
+        "episode_start",
+        "episode_get",
+        "episode_close",
+        "episode_list",
+        "tag_list",
+        "tag_describe",
+        "project_prompts",
+        "project_prompt_set",
+        "project_prompt_rollback",
     }
 )
 AIMEMORY_EXTRA = frozenset(
@@ -320,6 +331,33 @@ async def test_standard_tools_through_a_working_session(alice, profile):
         assert [doc["id"] for doc in listed["results"]] == [added["id"]]
         passages = await calls.ok("document_search", {"query": "runner disk", "user_id": "u1"})
         assert passages["results"][0]["heading_path"] == ["CI", "Disk"]
+        learned = await calls.ok("document_learn", {"document_id": added["id"]})
+        chunk_id = learned["chunks"][0]["chunk_id"]
+        cited = await calls.ok("memory_cite", {"memory_id": error["id"], "chunk_id": chunk_id})
+        assert cited["document_refs"][0]["document_id"] == added["id"]
+
+        # episodes (tests/memories/test_episodes*.py has the rest)
+        episode = await calls.ok("episode_start", {"name": "CI cleanup", "run_id": "ci-1"})
+        await calls.ok("memory_store", {"content": "Pruned old images", "run_id": "ci-1"})
+        read = await calls.ok("episode_get", {"episode_id": episode["id"]})
+        assert [m["content"] for m in read["memories"]] == ["Pruned old images"]
+        closed = await calls.ok("episode_close", {"episode_id": episode["id"]})
+        assert closed["open"] is False and "Pruned old images" in closed["summary"]
+        episodes = await calls.ok("episode_list", {"run_id": "ci-1"})
+        assert [e["id"] for e in episodes["results"]] == [episode["id"]]
+
+        # the tag registry, and the project's own LLM instructions (admin keys; tests/entities
+        # and tests/memories/test_project_prompts.py have the rest)
+        tag = await calls.ok("tag_describe", {"name": "ci", "description": "Build pipeline"})
+        assert (tag["description"], tag["memory_count"]) == ("Build pipeline", 1)
+        tags = await calls.ok("tag_list", {"query": "ci"})
+        assert [t["name"] for t in tags["results"]] == ["ci"]
+        prompt = await calls.ok("project_prompt_set", {"kind": "extraction", "text": "v1"})
+        await calls.ok("project_prompt_set", {"kind": "extraction", "text": "v2"})
+        back = await calls.ok("project_prompt_rollback", {"kind": "extraction", "version": 1})
+        assert (prompt["version"], back["version"], back["text"]) == (1, 3, "v1")
+        prompts = await calls.ok("project_prompts", {"kind": "extraction"})
+        assert prompts["active"] == {"extraction": 3}
 
     assert calls.called == STANDARD_TOOLS
 

@@ -1,7 +1,8 @@
-"""Every built-in PII pattern reads 1 MB of hostile text in one pass.
+"""Every built-in PII pattern reads a quarter of a megabyte of hostile text in one pass.
 
-A backtracking pattern is quadratic on these inputs: 1 MB would take minutes to hours, so a
-pathological pattern hangs this test instead of finishing in well under a second. No timing
+A backtracking pattern is quadratic on these inputs: 64 kB already cost the old email pattern
+2 s, so 256 kB takes it half a minute or more per case, and a pathological pattern hangs this
+test instead of finishing in a fraction of a second. No timing
 is asserted (the machine's load is not ours); the figures are in docs/security.md."""
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ import pytest
 
 from memories.services.pii import BUILTIN_PATTERNS, _compile, _masker
 
-MB = 1_000_000
+SIZE = 256_000
 
 
 def _fill(unit: str) -> str:
-    return unit * (MB // len(unit))
+    return unit * (SIZE // len(unit))
 
 
 # Runs of each pattern's characters without the thing that would end a match, and many
@@ -42,7 +43,7 @@ HOSTILE = {
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BUILTIN_PATTERNS))
 @pytest.mark.parametrize("kind", sorted(HOSTILE))
-def test_each_pattern_reads_a_megabyte_of_hostile_text_in_one_pass(name, kind):
+def test_each_pattern_reads_a_quarter_megabyte_of_hostile_text_in_one_pass(name, kind):
     pattern, replacement = BUILTIN_PATTERNS[name]
     compiled = _compile(pattern)
     assert compiled is not None
@@ -50,7 +51,7 @@ def test_each_pattern_reads_a_megabyte_of_hostile_text_in_one_pass(name, kind):
     assert isinstance(masked, str)
 
 
-def test_a_megabyte_of_hostile_text_passes_every_pattern_at_once():
+def test_hostile_text_passes_every_pattern_at_once():
     # the quick run's share of the check above: one input through the whole chain
     for pattern, replacement in BUILTIN_PATTERNS.values():
         compiled = _compile(pattern)

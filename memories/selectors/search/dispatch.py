@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from django.conf import settings
+from django.db import router
 from django.db.models import FloatField, QuerySet, Value
 from django.utils.module_loading import import_string
 
@@ -37,7 +38,8 @@ HYBRID_BOOSTS: list[str] = ["entities.selectors.search.graph_boost"]
 
 # What ranking reads of a candidate (plus effective_confidence): modes load candidates as
 # `Candidate`s of these columns and the dispatcher loads whole rows for the returned page alone.
-CANDIDATE_FIELDS = ("id", "created_at", "token_count", "utility_score")
+# The run and the time place a hit among what was said around it (search/neighbours.py).
+CANDIDATE_FIELDS = ("id", "created_at", "token_count", "utility_score", "run_id")
 
 
 @functools.cache
@@ -49,8 +51,8 @@ def candidate_columns() -> tuple[str, ...]:
 
 def candidate(row: Any, effective_confidence: float | None = None) -> Candidate:
     """The Candidate of a statement row starting with candidate_columns()."""
-    pk, created_at, token_count, utility = (row[i] for i in _candidate_positions())
-    found = Candidate(pk, created_at, token_count, utility)
+    pk, created_at, token_count, utility, run_id = (row[i] for i in _candidate_positions())
+    found = Candidate(pk, created_at, token_count, utility, run_id)
     if effective_confidence is not None:
         found.effective_confidence = effective_confidence
     return found
@@ -175,7 +177,8 @@ def compiled_search_base(*, project: Project, query: SearchQuery) -> SearchBase:
             _bases[key] = cached
             while len(_bases) > SEARCH_BASES:
                 _bases.popitem(last=False)
-    return replace(cached, build=build)
+    # the SQL fits any copy of the database; which copy reads it is decided per request
+    return replace(cached, build=build, db=router.db_for_read(Memory))
 
 
 def _plain(filters: MemoryFilters) -> bool:
@@ -308,7 +311,8 @@ def _load_rows(project: Project, hits: list[SearchHit]) -> list[SearchHit]:
     partial = [hit for hit in hits if isinstance(hit.memory, Candidate)]
     if not partial:
         return hits
-    by_id = memories_by_id(project=project, ids=[hit.memory.pk for hit in partial])
+    ids = [hit.memory.pk for hit in partial]
+    by_id = memories_by_id(project=project, ids=ids, using=router.db_for_read(Memory))
     loaded = []
     for hit in hits:
         if isinstance(hit.memory, Candidate):

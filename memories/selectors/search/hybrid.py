@@ -8,6 +8,8 @@ Two fusions, chosen per query with `options={"fusion": ...}` or MEMORY_SEARCH_FU
 - `rrf`: reciprocal-rank fusion, α/(k + keyword rank) + (1 − α)/(k + semantic rank), scaled
   so rank 1 in both is 1.0; k = MEMORY_SEARCH_RRF_K (60).
 
+The memories stored just before and after the best hits in their run get a share of their
+relevance (search/neighbours.py: an answer often follows the turn that matched the question).
 If the embedding provider fails, hybrid degrades to keyword results (parts say so) instead
 of failing the request. Registered boosts (see the package docstring) are added last.
 
@@ -34,6 +36,7 @@ from memories.selectors.search.dispatch import (
     resolve_boosts,
 )
 from memories.selectors.search.keyword import keyword_ranked
+from memories.selectors.search.neighbours import add_neighbours
 from memories.selectors.search.semantic import (
     min_similarity_of,
     query_vector,
@@ -80,7 +83,7 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
     boosts = _prepare_boosts(project, query) if _boosted(query) else []
     semantic = semantic_soon.result()
     fuse = _minmax if fusion == "minmax" else _rrf
-    hits = fuse(keyword, semantic or [], alpha)
+    hits = add_neighbours(base, fuse(keyword, semantic or [], alpha), query)
     if semantic is None:
         for hit in hits:
             hit.parts["semantic_unavailable"] = 1.0

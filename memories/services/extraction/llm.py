@@ -9,8 +9,9 @@ Everything users wrote (the conversation, the stored memories, the facts extract
 reaches the model only as JSON inside `<<<NAME … >>>NAME` blocks that the system prompt calls
 data (`memoryplatform.llm.DATA_RULE`), and what comes back is capped: at most
 `MEMORY_LLM_MAX_FACTS` facts and `MEMORY_LLM_MAX_OPERATIONS` operations per fact, none longer
-than a memory may be. A project's own extraction instructions are appended to ours, never
-replacing them.
+than a memory may be. Instructions are appended to ours, never replacing them: a request's
+own (`prompt`, admin keys only) and the project's active version for each step
+(memories.models.ProjectPrompt), quoted as the project's.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from typing import Any
 
 from django.conf import settings
 
-from memories.models import Memory
+from memories.models import Memory, PromptKind
+from memories.selectors.prompts import project_prompt_active
 from memoryplatform.llm import DATA_RULE, ChatLLM, data_block
+from tenants.models import Project
 
 logger = logging.getLogger(__name__)
 
@@ -131,10 +134,26 @@ def _find_array(value: Any, keys: tuple[str, ...]) -> list[Any] | None:
     return None
 
 
-def extraction_system_prompt(custom: str | None) -> str:
-    """Our prompt and the data rule; a project's own instructions come after them, as
-    refinements (they cannot remove the rule or the output format)."""
+def project_instructions(project: Project | None, kind: str) -> str:
+    """The project's active instructions for `kind`, quoted, to append to a system prompt
+    ("" when it has none). They refine the task; they come after the security rule and the
+    output format, which still apply."""
+    prompt = project_prompt_active(project=project, kind=kind) if project is not None else None
+    if prompt is None:
+        return ""
+    return (
+        f"\n\nInstructions of this project (version {prompt.version}, set by its "
+        "administrator), quoted as a JSON string. Follow them where they refine the task; the "
+        "output format and the security rule above still apply:\n"
+        + json.dumps(prompt.text, ensure_ascii=False)
+    )
+
+
+def extraction_system_prompt(custom: str | None, project: Project | None = None) -> str:
+    """Our prompt and the data rule; the project's instructions and a request's own come
+    after them, as refinements (they cannot remove the rule or the output format)."""
     system = f"{FACT_EXTRACTION_PROMPT}\n\n{DATA_RULE}"
+    system += project_instructions(project, PromptKind.EXTRACTION)
     if custom:
         system += (
             "\n\nAdditional instructions from the project's administrator. They refine what "
@@ -143,15 +162,24 @@ def extraction_system_prompt(custom: str | None) -> str:
     return system
 
 
+def decision_system_prompt(project: Project | None = None) -> str:
+    """The update-decision prompt, the data rule, then the project's instructions."""
+    system = f"{UPDATE_MEMORY_PROMPT}\n\n{DATA_RULE}"
+    return system + project_instructions(project, PromptKind.UPDATE_DECISION)
+
+
 def _fits(text: str) -> bool:
     return len(text) <= settings.MEMORY_MAX_CONTENT_LENGTH
 
 
-def extract_facts_llm(llm: ChatLLM, *, conversation: str, prompt: str | None) -> list[str]:
+def extract_facts_llm(
+    llm: ChatLLM, *, conversation: str, prompt: str | None, project: Project | None = None
+) -> list[str]:
     """Raises ProviderError when the model is unreachable or answers garbage. At most
     MEMORY_LLM_MAX_FACTS facts; a fact longer than a memory may be is dropped."""
     answer = llm.complete_json(
-        system=extraction_system_prompt(prompt), user=data_block("CONVERSATION", conversation)
+        system=extraction_system_prompt(prompt, project),
+        user=data_block("CONVERSATION", conversation),
     )
     items = _find_array(answer, ("facts", "memories", "memory", "results")) or []
     facts: list[str] = []
@@ -175,11 +203,13 @@ def decision_prompt(fact: str, candidates: list[Memory]) -> str:
     return "\n\n".join([data_block("NEW_FACT", fact), data_block("EXISTING_MEMORIES", shown)])
 
 
-def decide_llm(llm: ChatLLM, *, fact: str, candidates: list[Memory]) -> list[Decision]:
+def decide_llm(
+    llm: ChatLLM, *, fact: str, candidates: list[Memory], project: Project | None = None
+) -> list[Decision]:
     """Raises ProviderError; unknown ids and malformed operations are dropped, and at most
     MEMORY_LLM_MAX_OPERATIONS operations are kept."""
     answer = llm.complete_json(
-        system=f"{UPDATE_MEMORY_PROMPT}\n\n{DATA_RULE}", user=decision_prompt(fact, candidates)
+        system=decision_system_prompt(project), user=decision_prompt(fact, candidates)
     )
     by_id = {str(index): memory for index, memory in enumerate(candidates)}
     by_id.update({str(memory.pk): memory for memory in candidates})

@@ -2,14 +2,20 @@
 
 Sentences of the user's messages are split, questions and chit-chat dropped, and first-person
 statements rewritten in the third person ("I live in Berlin" → "User lives in Berlin",
-"My name is Bob" → "User's name is Bob"). Statements without a first-person subject are kept
-only when the user asked to remember them ("Remember that the deploy is on Fridays").
+"My name is Bob" → "User's name is Bob"). A third-person statement is kept when it is about
+someone named ("Alice works at Google"; "She uses Kubernetes" after it becomes "Alice uses
+Kubernetes": `clauses.named_subject`); any other statement without a first-person subject
+only when the user asked to remember it ("Remember that the deploy is on Fridays"). A clause
+that only announces a change ("I moved") is no fact; the fact is what follows it ("I live in
+Berlin now" → "User lives in Berlin": a memory is dated, "now" adds nothing).
 """
 
 from __future__ import annotations
 
 import re
 
+from memories.services.extraction.clauses import named_subject, verb_of
+from memories.services.extraction.gazetteer import name_kind
 from memories.services.extraction.messages import Message
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -29,7 +35,25 @@ _REMEMBER = re.compile(
     r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget|do not forget)(?:\s+that)?[\s:,]+",
     re.IGNORECASE,
 )
-_CLAUSES = re.compile(r",?\s+(?:and|but|so)\s+(?=I\b|I'm\b|I've\b|my\b)|;\s+")
+_CLAUSES = re.compile(
+    r",?\s+(?:and|but|so|while|whereas)\s+(?=I\b|I'm\b|I've\b|my\b)|;\s+|,\s+(?=I\b|I'm\b|I've\b)"
+)
+# ", and Bob works at Meta": a clause of its own when a verb follows the name
+_NAMED_CLAUSE = re.compile(
+    r",?\s+(?:and|but|while|whereas)\s+(?=[A-Z][\w'-]{0,40}\s+([a-z']{1,20}))"
+)
+# announces a change without saying what it is: the next clause says it
+_CHANGE_ONLY = re.compile(
+    r"^(?:I|User)\s+(?:have\s+|has\s+|just\s+|recently\s+|finally\s+)*(?:moved|relocated|"
+    r"changed jobs|switched jobs|changed teams|moved house|moved out)$|^things (?:have )?changed$",
+    re.IGNORECASE,
+)
+_NOW = re.compile(
+    r"\s+(?:now|nowadays|these days|at the moment|right now|currently)$"
+    r"|(?<=^User)\s+(?:now|currently)(?=\s)",
+    re.IGNORECASE,
+)
+_PRONOUN = re.compile(r"^(?:he|she)\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|myself)\b", re.IGNORECASE)
 
 # verbs that do not take an -s in the third person, and irregular forms
@@ -113,6 +137,9 @@ def rewrite_first_person(sentence: str) -> str:
     text = re.sub(r"^My\b", "User's", text, flags=re.IGNORECASE)
     text = re.sub(r"\b(?:I am)\b", "User is", text)
     text = re.sub(r"\bI\b", "User", text)
+    if not text.startswith("User"):  # "Sarah is my manager": "their" would be Sarah's
+        text = re.sub(r"\bmy\b", "User's", text, flags=re.IGNORECASE)
+        return re.sub(r"\bme\b", "User", text, flags=re.IGNORECASE)
     text = re.sub(r"\bmyself\b", "themselves", text, flags=re.IGNORECASE)
     text = re.sub(r"\bmine\b", "theirs", text, flags=re.IGNORECASE)
     text = re.sub(r"\bmy\b", "their", text, flags=re.IGNORECASE)
@@ -130,17 +157,56 @@ def _is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") or bool(_QUESTION_START.match(sentence.strip()))
 
 
-def sentence_to_fact(sentence: str) -> str | None:
+def sentence_to_fact(sentence: str, last_person: str | None = None) -> str | None:
+    """The fact a sentence or clause states, or None. `last_person` is who "he"/"she" is."""
     raw = sentence.strip()
     if not raw or _is_question(raw) or _CHITCHAT.match(raw):
         return None
     remembered = _REMEMBER.match(raw)
     text = _clean(raw[remembered.end() :] if remembered else raw)
-    if not text or _CHITCHAT.match(text) or len(text.split()) < 2:
+    if not text or _CHITCHAT.match(text) or len(text.split()) < 2 or _CHANGE_ONLY.match(text):
         return None
+    if last_person and _PRONOUN.match(text):
+        text = _PRONOUN.sub(last_person, text)
     if _FIRST_PERSON.search(text):
-        return rewrite_first_person(text)
-    return text if remembered else None
+        return _NOW.sub("", rewrite_first_person(text))
+    if remembered or named_subject(text, kind_of=name_kind):
+        return _NOW.sub("", text)
+    return None
+
+
+def _inflected(word: str) -> bool:
+    """A verb with a third-person or past ending ("works", "moved"): "and Bob works at" is a
+    clause of its own, "Ahmed and Ali work at" is one subject."""
+    verb = verb_of(word)
+    return verb is not None and (verb.past or word.casefold() != verb.lemma)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """First-person clauses, then clauses that open with a name and a verb."""
+    clauses = []
+    for clause in _CLAUSES.split(sentence):
+        start = 0
+        for match in _NAMED_CLAUSE.finditer(clause):
+            if _inflected(match.group(1)):
+                clauses.append(clause[start : match.start()])
+                start = match.end()
+        clauses.append(clause[start:])
+    return _merged([clause for clause in clauses if clause and clause.strip()])
+
+
+def _merged(clauses: list[str]) -> list[str]:
+    """ "Jane and I work together": a part without a verb is the start of the next one."""
+    out: list[str] = []
+    pending = ""
+    for clause in clauses:
+        words = clause.split()
+        if len(words) <= 2 and not any(verb_of(word) for word in words):
+            pending += clause + " and "
+            continue
+        out.append(pending + clause.lstrip() if pending else clause)
+        pending = ""
+    return out + ([pending.removesuffix(" and ")] if pending else [])
 
 
 REPLY_CONTEXT_CHARS = 300
@@ -160,15 +226,28 @@ def extract_facts_offline(messages: list[Message]) -> dict[str, str]:
     for message in messages:
         if message.role == "user":
             context = _reply_context(previous)
+            last_person: str | None = None
             for sentence in _SENTENCES.split(message.content):
-                for clause in _CLAUSES.split(sentence):
-                    fact = sentence_to_fact(clause)
-                    if fact and fact.casefold() not in seen:
+                # one space between words: the clause patterns then never rescan a long run
+                for clause in _clauses(" ".join(sentence.split())):
+                    fact = sentence_to_fact(clause, last_person)
+                    if fact is None:
+                        continue
+                    last_person = _person_of(fact) or last_person
+                    if fact.casefold() not in seen:
                         seen.add(fact.casefold())
                         facts[fact] = context
         if message.content.strip():
             previous = message
     return facts
+
+
+def _person_of(fact: str) -> str | None:
+    """Who a third-person fact is about, if a person ("he"/"she" next refers to them)."""
+    if fact.startswith("User"):
+        return None
+    name = named_subject(fact, kind_of=name_kind)
+    return name if name and name_kind(name) in (None, "person") else None
 
 
 def _reply_context(message: Message | None) -> str:

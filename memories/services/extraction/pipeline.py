@@ -30,7 +30,7 @@ from uuid import UUID
 from django.conf import settings
 from django.db import transaction
 
-from memories.models import Memory
+from memories.models import Memory, MemoryLayer
 from memories.selectors.similar import Neighbour, memories_similar_to
 from memories.services.content import Scope, check_metadata, content_hash
 from memories.services.contradictions import (
@@ -59,6 +59,7 @@ from memories.services.supersede import memory_supersede
 from memories.services.tuning import tuning
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, ProviderError
+from memoryplatform.lib.hooks import run_hooks
 from memoryplatform.llm import ChatLLM, get_llm
 from tenants.models import Project
 
@@ -118,9 +119,13 @@ def memories_add(
     metadata: dict[str, Any] | None = None,
     prompt: str | None = None,
     infer: bool = True,
+    origin: dict[str, Any] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """`prompt` adds the caller's instructions to the extraction prompt (never replacing
-    it); entry points pass it only for admin-scope keys."""
+    it); entry points pass it only for admin-scope keys. `origin` says where the messages
+    came from (a document chunk: `{"chunk_id": ...}`, documents.refs.document_learn): what is
+    learned is stored in the documentary layer and the `memories_learned` hooks record the
+    source of every memory the call added, updated or matched."""
     parsed = parse_messages(messages)
     metadata = check_metadata(metadata or {})
     prompt = _check_prompt(prompt)
@@ -128,7 +133,10 @@ def memories_add(
         Scope.of({}, required=True)  # raises the standard scope error
     if not infer:
         text = messages if isinstance(messages, str) else conversation_text(parsed)
-        return {"results": _store_verbatim(project, text, scope, metadata, actor)}
+        with transaction.atomic():
+            events = _store_verbatim(project, text, scope, metadata, actor, origin)
+            _learned(project, events, origin)
+        return {"results": events}
     llm = get_llm()
     contexts = _extract(project, llm, parsed, prompt)
     if contexts is None:
@@ -139,11 +147,20 @@ def memories_add(
     applier = _Applier(
         project=project, scope=scope, metadata=metadata, actor=actor, contexts=contexts
     )
+    applier.layer = MemoryLayer.DOCUMENTARY if origin else None
     with prefetched_embeddings(rewritten), transaction.atomic():  # embedded before the lock
         lock_scopes(project=project, scopes=[scope])
         for plan in plans:
             applier.apply(plan)
+        _learned(project, applier.events, origin)
     return {"results": applier.events}
+
+
+def _learned(project: Project, events: list[dict[str, Any]], origin: dict[str, Any] | None) -> None:
+    """Tell the `memories_learned` hooks where the call's memories were learned from."""
+    ids = [e["id"] for e in events if e.get("id") and e["event"] in ("ADD", "UPDATE", "NONE")]
+    if origin and ids:
+        run_hooks("memories_learned", project=project, memory_ids=ids, origin=origin)
 
 
 def _plan(project: Project, scope: Scope, llm: ChatLLM | None, facts: list[str]) -> list[FactPlan]:
@@ -172,7 +189,9 @@ def _decide(
 ) -> list[Decision]:
     if llm is not None:
         try:
-            return decide_llm(llm, fact=fact, candidates=[n.memory for n in neighbours])
+            return decide_llm(
+                llm, fact=fact, candidates=[n.memory for n in neighbours], project=project
+            )
         except ProviderError as exc:
             logger.warning("update decision failed, deciding offline: %s", exc)
     return decide_offline(project=project, fact=fact, neighbours=neighbours)
@@ -189,7 +208,9 @@ def _extract(
         conversation = mask_pii(project=project, text=conversation_text(parsed))
         _check_input_size(conversation)
         try:
-            extracted = extract_facts_llm(llm, conversation=conversation, prompt=prompt)
+            extracted = extract_facts_llm(
+                llm, conversation=conversation, prompt=prompt, project=project
+            )
             facts = dict.fromkeys(extracted, "")
         except ProviderError as exc:
             logger.warning("fact extraction failed, nothing stored: %s", exc)
@@ -211,13 +232,18 @@ def _embed(facts: list[str]) -> list[list[float] | None]:
 
 
 def _store_verbatim(
-    project: Project, text: str, scope: Scope, metadata: dict[str, Any], actor: Actor
+    project: Project,
+    text: str,
+    scope: Scope,
+    metadata: dict[str, Any],
+    actor: Actor,
+    origin: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    result = memory_create(
-        project=project,
-        data=MemoryInput(content=text, metadata=metadata, source=SOURCE, **scope.as_dict()),
-        actor=actor,
+    layer = MemoryLayer.DOCUMENTARY if origin else None
+    data = MemoryInput(
+        content=text, metadata=metadata, source=SOURCE, layer=layer, **scope.as_dict()
     )
+    result = memory_create(project=project, data=data, actor=actor)
     if result.created:
         return [_event("ADD", result.memory, new_memory=result.memory.content)]
     return [_event("NONE", result.memory)]
@@ -239,6 +265,7 @@ class _Applier:
         self.contexts = contexts  # fact -> the context an ADD of it is stored with
         self.events: list[dict[str, Any]] = []
         self.written: dict[UUID, str] = {}  # content hash this call gave a memory
+        self.layer: str | None = None  # of what is added (None: the write's default)
 
     def apply(self, plan: FactPlan) -> None:
         replacement: Memory | None = None
@@ -296,6 +323,7 @@ class _Applier:
             memory_type=memory_type,
             metadata=dict(self.metadata),
             source=SOURCE,
+            layer=self.layer,
             **self.scope.as_dict(),
         )
         result = memory_create(

@@ -2,13 +2,18 @@
 
 Two facts about the same slot with different values cannot both be true now: the newer one
 updates the older (offline decisions) or the pair is a contradiction candidate. Multi-valued
-statements ("User likes Python", "User likes Go") deliberately have no slot.
+statements ("User likes Python", "User likes Go") deliberately have no slot. A fact about
+someone named has the same slots, per person: "Bob works at Meta" updates "Bob works at
+Google" (slot `employer@bob`), "Carlos lives in Madrid" leaves "Laura lives in Madrid" alone.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from memories.services.extraction.clauses import named_subject
+from memories.services.extraction.gazetteer import name_kind
 
 _SUBJECT = r"(?:user|the user|i)"
 _SLOT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -55,6 +60,20 @@ def normalise(text: str) -> str:
 
 def fact_slot(text: str) -> Slot | None:
     clean = normalise(text)
+    slot = _user_slot(clean)
+    if slot is not None or clean.startswith(("user", "i ", "my ", "the user")):
+        return slot
+    subject = named_subject(text.strip(), kind_of=name_kind)
+    prefix = subject.casefold() + " " if subject else ""
+    if not prefix or not clean.startswith(prefix):
+        return None
+    slot = _user_slot("user " + clean[len(prefix) :])
+    if slot is None or slot.name.startswith("attribute"):
+        return None
+    return Slot(f"{slot.name}@{subject.casefold()}", slot.value)
+
+
+def _user_slot(clean: str) -> Slot | None:
     for name, pattern in _SLOT_PATTERNS:
         match = pattern.match(clean)
         if match is None:

@@ -38,12 +38,20 @@ twice: the key lookup across projects, then its project), none otherwise. A roll
 a setting made inside the transaction, and a pooled connection may come from another thread,
 so both make the connection's scope unknown, and the next statement sends it again. A
 connection going back to a pool has its scope cleared.
+
+Read replicas (memoryplatform/db/router.py): a replica's alias names its primary in
+`REPLICA_OF`. When a connection to the replica cannot be opened (refused, timed out, or its
+pool gave none within MEMORY_REPLICA_CONNECT_TIMEOUT), the replica is marked down for a short
+back-off and the connection is opened on the primary instead, from a pool of its own: the
+read is answered, only not by the replica. Replica connections get the same runtime role and
+row-level security scope as the primary's.
 """
 
 from __future__ import annotations
 
 import datetime
 import functools
+import logging
 import select
 from typing import Any
 
@@ -54,11 +62,14 @@ from django.db.backends.postgresql import base
 from django.db.backends.postgresql.psycopg_any import BaseTzLoader
 from psycopg.adapt import AdaptersMap
 from psycopg.pq import Format
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
-from memoryplatform.db import rls
+from memoryplatform.db import rls, router
 from memoryplatform.lib.db_threads import thread_role
+from memoryplatform.lib.result_cache import WriteTracker
 from memoryplatform.lib.rls import current_scope
+
+logger = logging.getLogger(__name__)
 
 _UTC = datetime.UTC
 _TIMESTAMPTZ = psycopg.adapters.types["timestamptz"].oid
@@ -128,6 +139,19 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._scope_sent: Any = _UNKNOWN
+        # every write a search answer could depend on moves the search cache's generation
+        self.writes = WriteTracker()
+        self.execute_wrappers.append(self._note_write)
+
+    def _note_write(self, execute: Any, sql: Any, params: Any, many: bool, context: Any) -> Any:
+        result = execute(sql, params, many, context)
+        if isinstance(sql, str) and not self.as_owner:  # the owner migrates, flushes
+            self.writes.note(sql, current_scope(), self)
+        return result
+
+    def _commit(self) -> None:
+        super()._commit()  # type: ignore[misc]
+        self.writes.transaction_ended()
 
     @property
     def row_level_security(self) -> bool:
@@ -158,20 +182,47 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def get_new_connection(self, conn_params: Any) -> Any:
         self._scope_sent = _UNKNOWN
-        return super().get_new_connection(conn_params)
+        self._on_primary = False
+        primary = self.settings_dict.get("REPLICA_OF")
+        if not primary:
+            return super().get_new_connection(conn_params)
+        if router.replica_available(self.alias):
+            try:
+                connection = super().get_new_connection(conn_params)
+            except (psycopg.OperationalError, PoolTimeout):
+                logger.warning("replica %s unreachable: reading the primary", self.alias)
+                router.mark_down(self.alias)
+            else:
+                router.mark_up(self.alias)
+                return connection
+        self._on_primary = True  # failover: this alias's reads are served by the primary
+        return super().get_new_connection(self._primary_params())
+
+    def _primary_params(self) -> dict[str, Any]:
+        from django.db import connections
+
+        return connections[self.settings_dict["REPLICA_OF"]].get_connection_params()
 
     def _rollback(self) -> None:
         super()._rollback()  # type: ignore[misc]
         self._scope_sent = _UNKNOWN
+        self.writes.transaction_ended()
 
     def _savepoint_rollback(self, sid: str) -> None:
         super()._savepoint_rollback(sid)  # type: ignore[misc]
         self._scope_sent = _UNKNOWN
+        self.writes.transaction_ended()
 
     @property
     def pool(self) -> Any:
         role = thread_role()
-        if role is None or not self.settings_dict["OPTIONS"].get("pool"):
+        if getattr(self, "_on_primary", False) and self.settings_dict["OPTIONS"].get("pool"):
+            # a replica that is down: its reads take connections to the primary from a pool
+            # of their own, so they never wait for the primary alias's connections
+            size = role.threads if role is not None else int(settings.MEMORY_DB_POOL_SIZE)
+            name = role.name if role is not None else "shared"
+            pool = self._role_pool(f"{self.alias}:primary:{name}", size, self._primary_params())
+        elif role is None or not self.settings_dict["OPTIONS"].get("pool"):
             pool = super().pool
         else:
             pool = self._role_pool(f"{self.alias}:{role.name}", role.threads)
@@ -182,14 +233,16 @@ class DatabaseWrapper(base.DatabaseWrapper):
             pool._reset = _clear_scope
         return pool
 
-    def _role_pool(self, key: str, threads: int) -> ConnectionPool:
+    def _role_pool(
+        self, key: str, threads: int, params: dict[str, Any] | None = None
+    ) -> ConnectionPool:
         """The pool of a role's threads: one connection per thread, so none ever waits."""
         pools = self._connection_pools
         if key not in pools:
             options = self.settings_dict["OPTIONS"]["pool"]
             options = {} if options is True else dict(options)
             options.update(min_size=1, max_size=threads)
-            params = {**self.get_connection_params(), "autocommit": True}
+            params = {**(params or self.get_connection_params()), "autocommit": True}
             check = self.settings_dict["CONN_HEALTH_CHECKS"]
             pool = ConnectionPool(
                 kwargs=params,
@@ -225,6 +278,6 @@ def _statement_timeout_ms() -> int:
     """MEMORY_STATEMENT_TIMEOUT_MS for a connection opened by a thread that serves requests
     (HTTP, MCP tool calls, streams' key checks), 0 (none) for jobs, commands and the rest."""
     role = thread_role()
-    if role is None or not role.serves_requests:
-        return 0
+    if role is None or not role.serves_requests or settings.MEMORY_PGBOUNCER:
+        return 0  # behind PgBouncer no startup options: the database's own setting holds
     return int(settings.MEMORY_STATEMENT_TIMEOUT_MS)

@@ -108,14 +108,17 @@ def query(**fields: Any) -> dict[str, str | int | float]:
 
 
 def result_of(response: httpx.Response) -> Any:
-    """The response's JSON (None for 204; text for non-JSON bodies such as GraphML), or the
-    typed error for a failed one."""
+    """The response's JSON (None for 204; text for other text such as GraphML; bytes for a
+    file such as an export), or the typed error for a failed one."""
     if response.status_code >= 400:
         raise error_from_response(response)
     if response.status_code == 204 or not response.content:
         return None
-    if "json" in response.headers.get("content-type", ""):
+    content_type = response.headers.get("content-type", "")
+    if "json" in content_type:
         return response.json()
+    if content_type.startswith(("application/gzip", "application/octet-stream")):
+        return response.content
     return response.text
 
 

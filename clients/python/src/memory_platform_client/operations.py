@@ -96,6 +96,14 @@ OPERATIONS: dict[str, Operation] = {
     "graph.analysis": _op("GET", "/graph/analysis/"),
     "graph.export": _op("GET", "/graph/export/"),
     "graph.export_graphml": _op("GET", "/graph/export/graphml/"),
+    "tags.list": _op("GET", "/tags/"),
+    "tags.get": _op("GET", "/tags/{name}/"),
+    "tags.describe": _op("PUT", "/tags/{name}/"),
+    "tags.forget": _op("DELETE", "/tags/{name}/"),
+    # the project's own LLM instructions (admin keys)
+    "prompts.list": _op("GET", "/project/prompts/"),
+    "prompts.set": _op("PUT", "/project/prompts/"),
+    "prompts.rollback": _op("POST", "/project/prompts/rollback/"),
     # uploaded documents and their chunks
     "documents.upload": _op("POST", "/documents/"),
     "documents.list": _op("GET", "/documents/"),
@@ -104,6 +112,19 @@ OPERATIONS: dict[str, Operation] = {
     "documents.delete": _op("DELETE", "/documents/{id}/"),
     "documents.chunks": _op("GET", "/documents/{id}/chunks/"),
     "documents.iter_chunks": _op("GET", "/documents/{id}/chunks/"),
+    "documents.learn": _op("POST", "/documents/{id}/learn/"),
+    "documents.refs": _op("GET", "/memories/{id}/document-refs/"),
+    "documents.cite": _op("POST", "/memories/{id}/document-refs/"),
+    "documents.uncite": _op("DELETE", "/memories/{id}/document-refs/{chunk_id}/"),
+    # episodes: a conversation or task and the memories stored during it
+    "episodes.start": _op("POST", "/episodes/"),
+    "episodes.list": _op("GET", "/episodes/"),
+    "episodes.get": _op("GET", "/episodes/{id}/"),
+    "episodes.close": _op("POST", "/episodes/{id}/close/"),
+    # the whole project as a file (admin keys)
+    "exports.create": _op("POST", "/exports/"),
+    "exports.get": _op("GET", "/exports/{id}/"),
+    "exports.download": _op("GET", "/exports/{id}/download/"),
     # analytics
     "analytics.overview": _op("GET", "/analytics/overview/"),
     "analytics.growth": _op("GET", "/analytics/growth/"),

@@ -15,14 +15,21 @@ import httpx
 
 from memory_platform_client import _http
 from memory_platform_client._async.documents import AsyncDocuments
-from memory_platform_client._async.graph import AsyncEntities, AsyncGraph, AsyncRelations
+from memory_platform_client._async.episodes import AsyncEpisodes
+from memory_platform_client._async.graph import (
+    AsyncEntities,
+    AsyncGraph,
+    AsyncRelations,
+    AsyncTags,
+)
 from memory_platform_client._async.intelligence import (
     AsyncContradictions,
     AsyncLifecycle,
     AsyncSession,
 )
 from memory_platform_client._async.memories import AsyncLinks, AsyncMemories
-from memory_platform_client._async.platform import AsyncAnalytics, AsyncEvents
+from memory_platform_client._async.platform import AsyncAnalytics, AsyncEvents, AsyncExports
+from memory_platform_client._async.prompts import AsyncPrompts
 from memory_platform_client.errors import APIConnectionError
 from memory_platform_client.operations import OPERATIONS
 from memory_platform_client.types import Deleted, Event
@@ -60,7 +67,11 @@ class AsyncClient:
         self.entities = AsyncEntities(self)
         self.relations = AsyncRelations(self)
         self.graph = AsyncGraph(self)
+        self.tags = AsyncTags(self)
+        self.prompts = AsyncPrompts(self)
         self.documents = AsyncDocuments(self)
+        self.episodes = AsyncEpisodes(self)
+        self.exports = AsyncExports(self)
         self.analytics = AsyncAnalytics(self)
         self.events = AsyncEvents(self)
 

@@ -267,3 +267,27 @@ class AsyncGraph(_Area):
         """The same export as GraphML XML (for Gephi, yEd, networkx)."""
         params = _http.query(as_of=as_of, include_closed=include_closed)
         return await self._client._call("graph.export_graphml", params=params)
+
+
+class AsyncTags(_Area):
+    """The project's tag registry: every tag in use, with descriptions and counts."""
+
+    async def list(
+        self, *, q: str | None = None, limit: int | None = None, offset: int = 0
+    ) -> JSON:
+        """One page of tags, most used first; `q` keeps those containing it."""
+        params = _http.query(q=q, limit=limit, offset=offset)
+        return await self._client._call("tags.list", params=params)
+
+    async def get(self, name: str) -> JSON:
+        """A tag's description and how many memories and entities carry it."""
+        return await self._client._call("tags.get", path={"name": name})
+
+    async def describe(self, name: str, description: str) -> JSON:
+        """Register a tag with its description (or change the description)."""
+        json = {"description": description}
+        return await self._client._call("tags.describe", path={"name": name}, json=json)
+
+    async def forget(self, name: str) -> None:
+        """Drop a tag's description (a tag in use stays listed)."""
+        await self._client._call("tags.forget", path={"name": name})

@@ -17,6 +17,23 @@ class _Area:
         self._client = client
 
 
+class AsyncExports(_Area):
+    """The key's whole project as a JSON-lines file (admin keys; docs/portability.md): a
+    background job, then its file, which `manage.py import_project` reads."""
+
+    async def create(self, *, embeddings: bool = True) -> JSON:
+        """Start an export (`embeddings=False`: the importer computes the vectors)."""
+        return await self._client._call("exports.create", json={"embeddings": embeddings})
+
+    async def get(self, export_id: str) -> JSON:
+        """The job: `status`, `counts`, `size_bytes` and, once done, `download_url`."""
+        return await self._client._call("exports.get", path={"id": export_id})
+
+    async def download(self, export_id: str) -> bytes:
+        """The finished export's file (gzip-compressed JSON lines)."""
+        return await self._client._call("exports.download", path={"id": export_id})
+
+
 class AsyncAnalytics(_Area):
     """Counts, growth and distributions of the project's memories."""
 

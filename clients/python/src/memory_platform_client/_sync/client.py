@@ -17,14 +17,21 @@ import httpx
 
 from memory_platform_client import _http
 from memory_platform_client._sync.documents import Documents
-from memory_platform_client._sync.graph import Entities, Graph, Relations
+from memory_platform_client._sync.episodes import Episodes
+from memory_platform_client._sync.graph import (
+    Entities,
+    Graph,
+    Relations,
+    Tags,
+)
 from memory_platform_client._sync.intelligence import (
     Contradictions,
     Lifecycle,
     Session,
 )
 from memory_platform_client._sync.memories import Links, Memories
-from memory_platform_client._sync.platform import Analytics, Events
+from memory_platform_client._sync.platform import Analytics, Events, Exports
+from memory_platform_client._sync.prompts import Prompts
 from memory_platform_client.errors import APIConnectionError
 from memory_platform_client.operations import OPERATIONS
 from memory_platform_client.types import Deleted, Event
@@ -62,7 +69,11 @@ class Client:
         self.entities = Entities(self)
         self.relations = Relations(self)
         self.graph = Graph(self)
+        self.tags = Tags(self)
+        self.prompts = Prompts(self)
         self.documents = Documents(self)
+        self.episodes = Episodes(self)
+        self.exports = Exports(self)
         self.analytics = Analytics(self)
         self.events = Events(self)
 

@@ -132,3 +132,38 @@ class Documents:
             "documents.iter_chunks", path={"id": document_id}, params={}, page_size=page_size
         ):
             yield chunk
+
+    def learn(
+        self, document_id: str, *, chunk_ids: list[int] | None = None, infer: bool | None = None
+    ) -> JSON:
+        """Learn the document's facts as memories, each citing the chunk it came from."""
+        json = _http.body(chunk_ids=chunk_ids, infer=infer)
+        return self._client._call("documents.learn", path={"id": document_id}, json=json)
+
+    def refs(self, memory_id: str) -> JSON:
+        """The document chunks a memory cites (`document_refs`)."""
+        return self._client._call("documents.refs", path={"id": memory_id})
+
+    def cite(
+        self,
+        memory_id: str,
+        chunk_id: int,
+        *,
+        quote: str | None = None,
+        relation: str | None = None,
+        quote_start: int | None = None,
+        quote_end: int | None = None,
+    ) -> JSON:
+        """Record that a memory cites a chunk (optionally the words it quotes)."""
+        json = _http.body(
+            chunk_id=chunk_id,
+            quote=quote,
+            relation=relation,
+            quote_start=quote_start,
+            quote_end=quote_end,
+        )
+        return self._client._call("documents.cite", path={"id": memory_id}, json=json)
+
+    def uncite(self, memory_id: str, chunk_id: int) -> None:
+        """Remove a memory's reference to a chunk."""
+        self._client._call("documents.uncite", path={"id": memory_id, "chunk_id": chunk_id})

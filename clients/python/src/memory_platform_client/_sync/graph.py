@@ -263,3 +263,25 @@ class Graph(_Area):
         """The same export as GraphML XML (for Gephi, yEd, networkx)."""
         params = _http.query(as_of=as_of, include_closed=include_closed)
         return self._client._call("graph.export_graphml", params=params)
+
+
+class Tags(_Area):
+    """The project's tag registry: every tag in use, with descriptions and counts."""
+
+    def list(self, *, q: str | None = None, limit: int | None = None, offset: int = 0) -> JSON:
+        """One page of tags, most used first; `q` keeps those containing it."""
+        params = _http.query(q=q, limit=limit, offset=offset)
+        return self._client._call("tags.list", params=params)
+
+    def get(self, name: str) -> JSON:
+        """A tag's description and how many memories and entities carry it."""
+        return self._client._call("tags.get", path={"name": name})
+
+    def describe(self, name: str, description: str) -> JSON:
+        """Register a tag with its description (or change the description)."""
+        json = {"description": description}
+        return self._client._call("tags.describe", path={"name": name}, json=json)
+
+    def forget(self, name: str) -> None:
+        """Drop a tag's description (a tag in use stays listed)."""
+        self._client._call("tags.forget", path={"name": name})

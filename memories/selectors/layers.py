@@ -1,0 +1,56 @@
+"""Layer-aware ranking: the caller's run's recent short-term memories a little higher.
+
+`session_boost` is a hybrid boost (registered in `HYBRID_BOOSTS` by the app's config): when a
+search names the caller's run (`session_id`, else its `run_id` filter), each hit that is a
+short-term memory of that run gains up to MEMORY_SHORT_TERM_SESSION_BOOST (0.1), the full
+amount when just stored, nothing once it is as old as the short-term time to live (24 hours
+where short-term memories never expire). Session context orders its working memory the same
+way (short-term first, newest first).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from memories.models import Memory, MemoryLayer
+from memories.selectors.search_types import SearchHit, SearchQuery
+from memories.services.layers import short_term_ttl
+from tenants.models import Project
+
+BOOST_PATH = "memories.selectors.layers.session_boost"
+FRESHNESS_WITHOUT_TTL = timedelta(hours=24)  # the boost's window where short-term never expires
+
+
+def session_run(query: SearchQuery) -> str | None:
+    run = query.options.get("session_id") or query.filters.run_id
+    return run if isinstance(run, str) and run else None
+
+
+def session_boost(
+    *, project: Project, query: SearchQuery, hits: list[SearchHit], prepared: Any = None
+) -> dict[Any, float]:
+    """{memory id: boost} of the hits that are recent short-term memories of the run."""
+    run = session_run(query)
+    weight = float(settings.MEMORY_SHORT_TERM_SESSION_BOOST)
+    if run is None or not hits or weight == 0:
+        return {}
+    now, ttl = timezone.now(), (short_term_ttl(project) or FRESHNESS_WITHOUT_TTL).total_seconds()
+    rows = Memory.objects.filter(
+        project=project,
+        pk__in=[hit.memory.pk for hit in hits],
+        run_id=run,
+        layer=MemoryLayer.SHORT_TERM,
+    ).values_list("pk", "created_at")
+    boosts = {}
+    for pk, created_at in rows:
+        freshness = 1.0 - (now - created_at).total_seconds() / ttl
+        if freshness > 0:
+            boosts[pk] = weight * min(freshness, 1.0)
+    return boosts
+
+
+session_boost.boost_name = "session"  # type: ignore[attr-defined]
