@@ -33,6 +33,8 @@ SCHEDULES = {
     # missing vectors of memories, entities and chunks; all of them once the model changed
     # (a composition-root job: it spans the apps above this one)
     "embeddings-refresh": ("memoryplatform.maintenance.tasks.refresh_embeddings", "H"),
+    # OAuth access and refresh tokens, grants: the expired and revoked ones deleted
+    "oauth-token-cleanup": ("tenants.oauth.tasks.clear_expired_tokens", "D"),
 }
 
 

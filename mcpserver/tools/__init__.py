@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -112,3 +112,13 @@ def session_id_of(ctx: Context | None) -> str:
 
 
 _PROCESS_SESSION = f"mcp-{uuid.uuid4().hex}"
+
+
+def page_body(page: Any, render: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+    """A page of a list tool: its items rendered, the total and the window."""
+    return {
+        "results": [render(item) for item in page.results],
+        "count": page.count,
+        "limit": page.limit,
+        "offset": page.offset,
+    }

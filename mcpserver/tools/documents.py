@@ -16,7 +16,7 @@ from documents.representations import document_body
 from documents.selectors.documents import DocumentFilters, document_list
 from documents.services import Upload, document_create
 from mcpserver.auth import actor_for
-from mcpserver.tools import call
+from mcpserver.tools import call, page_body
 from mcpserver.tools.memory import DEFAULT_AGENT_ID, AgentId, RunId, UserId
 from mcpserver.tools.search import SearchMode, search_sources_tool
 from memories.selectors.filters import MemoryFilters
@@ -99,12 +99,7 @@ async def document_list_tool(
 
     def run(key: ApiKey) -> dict[str, Any]:
         page = document_list(project=key.project, filters=filters, limit=limit, offset=offset)
-        return {
-            "results": [document_body(document) for document in page.results],
-            "count": page.count,
-            "limit": page.limit,
-            "offset": page.offset,
-        }
+        return page_body(page, document_body)
 
     return await call("read", run)
 

@@ -9,7 +9,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from mcpserver.auth import actor_for
-from mcpserver.tools import call, session_id_of
+from mcpserver.tools import call, page_body, session_id_of
 from mcpserver.tools.memory import AgentId, UserId
 from memories.representations import episode_body
 from memories.selectors.episodes import (
@@ -109,11 +109,6 @@ async def episode_list_tool(
 
     def run(key: ApiKey) -> dict[str, Any]:
         page = episode_list(project=key.project, filters=filters, limit=limit, offset=offset)
-        return {
-            "results": [episode_body(episode) for episode in page.results],
-            "count": page.count,
-            "limit": page.limit,
-            "offset": page.offset,
-        }
+        return page_body(page, episode_body)
 
     return await call("read", run)

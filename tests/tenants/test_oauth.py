@@ -234,6 +234,23 @@ def test_an_expired_token_is_refused(web, alice):
     assert "resource_metadata=" in response["WWW-Authenticate"]
 
 
+def test_the_daily_job_deletes_expired_tokens_and_keeps_live_ones(web, alice):
+    from django_q.tasks import async_task
+
+    from memories.tasks import SCHEDULES
+
+    live = token_for(web, alice.key)
+    token_for(web, alice.key)
+    gone = AccessToken.objects.order_by("-id").first()
+    gone.expires = timezone.now() - timedelta(days=60)
+    gone.save()
+    gone.refresh_token.delete()
+    task, _ = SCHEDULES["oauth-token-cleanup"]
+    async_task(task)  # jobs run inline in tests
+    assert not AccessToken.objects.filter(pk=gone.pk).exists()
+    assert web.get("/api/v1/memories/", **bearer(live["access_token"])).status_code == 200
+
+
 def test_a_token_meant_for_the_mcp_endpoint_is_refused_by_the_rest_api(web, alice):
     tokens = token_for(web, alice.key, resource=f"{ORIGIN}/mcp")
     assert web.get("/api/v1/memories/", **bearer(tokens["access_token"])).status_code == 401

@@ -1,0 +1,10 @@
+"""OAuth's background job: expired and revoked tokens and grants are deleted daily
+(django-oauth-toolkit's `cleartokens`), so the tables hold what can still be used."""
+
+from __future__ import annotations
+
+
+def clear_expired_tokens() -> None:
+    from oauth2_provider.models import clear_expired
+
+    clear_expired()
