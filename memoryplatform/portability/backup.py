@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -92,6 +93,13 @@ def conninfo(using: str = "default") -> str:
     return psycopg.conninfo.make_conninfo(**kept)
 
 
+def tool_conninfo(using: str = "default") -> str:
+    """`conninfo` without the password, for a tool's command line (`_run` hands it over)."""
+    params = psycopg.conninfo.conninfo_to_dict(conninfo(using))
+    params.pop("password", None)
+    return psycopg.conninfo.make_conninfo(**params)
+
+
 def _embedded(using: str) -> bool:
     return "PGDATA" in connections[using].settings_dict
 
@@ -131,8 +139,12 @@ def pg_tool(name: str, *, server_major: int, using: str = "default") -> Path:
     )
 
 
-def _run(command: list[str]) -> None:
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+def _run(command: list[str], using: str = "default") -> None:
+    """Run a PostgreSQL tool; the password goes in its environment (PGPASSWORD), not on its
+    command line, where any local user's `ps` would show it."""
+    params = connections[using].get_connection_params()
+    env = {**os.environ, "PGPASSWORD": str(params["password"])} if params.get("password") else None
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         tool = Path(command[0]).name
         raise BackupFailed(f"{tool} failed: {done.stderr.strip() or done.stdout.strip()}")
@@ -226,8 +238,9 @@ def _dump(folder: Path, using: str) -> dict[str, Any]:
                     "--enable-row-security",
                     f"--snapshot={snapshot}",
                     f"--file={dump}",
-                    f"--dbname={target}",
-                ]
+                    f"--dbname={tool_conninfo(using)}",
+                ],
+                using=using,
             )
     return {
         "format": FORMAT,
@@ -313,9 +326,10 @@ def backup_restore(*, folder: Path, force: bool = False, using: str = "default")
             "--no-owner",
             "--no-acl",
             "--exit-on-error",
-            f"--dbname={target}",
+            f"--dbname={tool_conninfo(using)}",
             str(folder / manifest["dump"]["file"]),
-        ]
+        ],
+        using=using,
     )
     _migrate(using)
     with psycopg.connect(target) as conn:
