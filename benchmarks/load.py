@@ -172,7 +172,9 @@ def start_server(
     root = Path(checkout).resolve() if checkout else Path(__file__).resolve().parent.parent
     environment["PYTHONPATH"] = str(root)
     command = [sys.executable, str(root / "manage.py"), "serve", "--no-worker", "--no-migrate"]
-    command += ["--port", str(port)] + (["--workers", str(workers)] if workers > 1 else [])
+    # with REDIS_URL, serve's default is a process per core: name the count whenever it is set
+    named = workers > 1 or bool(environment.get("REDIS_URL"))
+    command += ["--port", str(port)] + (["--workers", str(workers)] if named else [])
     return subprocess.Popen(command, env=environment, cwd=root, stderr=subprocess.DEVNULL)
 
 
