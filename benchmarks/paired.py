@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     setup_django("bench_search")
     import httpx
 
+    from memoryplatform.lib.rls import project_scope
     from tenants.models import Project
     from tenants.services import api_key_create
 
@@ -88,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     if project is None:
         print(f"no store of {args.n}: run `python -m benchmarks.scale --n {args.n}` first")
         return 1
-    key = api_key_create(project=project, scopes=["read"]).raw_key
+    with project_scope(project.id):  # a key row is the project's (row-level security when on)
+        key = api_key_create(project=project, scopes=["read"]).raw_key
     servers, clients = [], {}
     try:
         for name, checkout, env in args.servers:

@@ -14,6 +14,7 @@ from memories.representations import project_prompt_body, project_prompts_body
 from memories.selectors.prompts import project_prompt_versions
 from memories.services.prompts import MAX_PROMPT_CHARS, project_prompt_rollback, project_prompt_set
 from memoryplatform.lib.fields import StrictCharField
+from memoryplatform.lib.schema import error_response
 from tenants.views import ProjectScopedMixin
 
 
@@ -60,7 +61,10 @@ class ProjectPromptsView(ProjectScopedMixin, APIView):
 class ProjectPromptRollbackView(ProjectScopedMixin, APIView):
     required_scopes = {None: "admin"}
 
-    @extend_schema(request=PromptRollbackSerializer, responses={201: dict})
+    @extend_schema(
+        request=PromptRollbackSerializer,
+        responses={201: dict, 404: error_response("No such version of that prompt.")},
+    )
     def post(self, request: Request) -> Response:
         """Re-activate an old version: its text becomes a new version."""
         data = self.validated(PromptRollbackSerializer, request.data)
