@@ -149,7 +149,8 @@ def entity_scores(
         entity_ids=list(seeds),
         depth=depth,
         relations=relations,
-        max_nodes=max_nodes,
+        max_nodes=max(max_nodes, len(seeds)),
+        one_walk=True,
     )
     scores = {pk: score for pk, score in seeds.items() if pk in reach}
     if depth == 0 or len(reach) <= len(scores):
