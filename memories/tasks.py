@@ -21,7 +21,6 @@ SCHEDULES = {
     "memory-decay": ("memories.tasks.run_decay", "H"),
     "memory-consolidation": ("memories.tasks.run_consolidation", "D"),
     "memory-prune": ("memories.tasks.run_prune", "D"),
-    "memory-embedding-backfill": ("memories.tasks.backfill_embeddings", "H"),
     # a safety net: every deferred bulk write enqueues index_vectors itself
     "memory-vector-index": ("memories.tasks.index_vectors", "H"),
     # the HNSW graph's wear since its build; rebuilt concurrently when worn down

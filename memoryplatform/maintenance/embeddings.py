@@ -27,6 +27,7 @@ from documents.services import document_embed
 from entities.models import Entity
 from entities.services.entities import entity_embedding_text
 from memories.models import Memory
+from memories.services.backfill import memories_backfill_embeddings
 from memories.services.embedding import embed_or_none
 from memories.services.embedding_space import (
     configured_space,
@@ -53,6 +54,11 @@ class EmbeddedTable:
     fill_missing: Callable[[Project], int] | None = None
 
 
+def _fill_memories(project: Project) -> int:
+    """The project's memories lacking a vector, through the memory store's back-fill."""
+    return memories_backfill_embeddings(project=project).embedded
+
+
 def _fill_chunks(project: Project) -> int:
     """Each document with chunks lacking a vector, through documents' embedding service."""
     missing = DocumentChunk.objects.filter(project=project, embedding__isnull=True)
@@ -65,7 +71,12 @@ def _fill_chunks(project: Project) -> int:
 
 TABLES: tuple[EmbeddedTable, ...] = (
     EmbeddedTable(
-        "memories", Memory, ("content",), lambda m: m.content, Q(deleted_at__isnull=True)
+        "memories",
+        Memory,
+        ("content",),
+        lambda m: m.content,
+        Q(deleted_at__isnull=True),
+        fill_missing=_fill_memories,
     ),
     EmbeddedTable(
         "entities",
