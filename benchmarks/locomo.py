@@ -3,8 +3,9 @@ on the data scored leave-one-conversation-out.
 
 Every dialogue turn becomes one memory (run_id = conversation). The primary storage, `plain`,
 is what a client storing a chat turn by turn would send: the turn as said ("Speaker: turn"),
-the session date, speaker and turn id in `metadata` (which search does not read), nothing from
-any other turn. Each question is searched within its own conversation through the same
+when it was said (the session's date and time) as `occurred_at` (mem0's `timestamp`), the
+speaker and turn id in `metadata` (which search does not read), nothing from any other turn.
+Each question is searched within its own conversation through the same
 selector the API uses, and recall@k is the share of the question's evidence turns in the top
 k (LoCoMo's own retrieval metric). Categories 1-4 make the headline number; category 5
 (adversarial) is reported apart.
@@ -26,7 +27,7 @@ import json
 import re
 import sys
 import time
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,8 @@ DEFAULT_CONFIGS = "hybrid,keyword,semantic"
 # what the search defaults were chosen from (alpha, the neighbours' width and weight)
 DEFAULT_TUNE = (
     "hybrid,hybrid+neighbours=0,hybrid:minmax:0.4,hybrid:minmax:0.6,"
-    "hybrid+neighbour_weight=0.2,hybrid+neighbour_weight=0.5,hybrid+neighbours=1"
+    "hybrid+neighbour_weight=0.2,hybrid+neighbour_weight=0.5,hybrid+neighbours=1,"
+    "hybrid+date_weight=0,hybrid+date_weight=0.2,hybrid+date_weight=0.4"
 )
 FORMATS = ("plain", "text", "dated", "context", "exchange")
 DEVELOPMENT = (1, 2, 3, 4)
@@ -99,6 +101,14 @@ def session_date(raw: str) -> str:
         return raw.strip()
 
 
+def session_time(raw: str) -> datetime | None:
+    """'1:56 pm on 8 May, 2023' -> that moment (UTC: the data set names no time zone)."""
+    try:
+        return datetime.strptime(raw.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
 def turns(sample: dict[str, Any]) -> list[dict[str, Any]]:
     conversation = sample["conversation"]
     out = []
@@ -106,6 +116,7 @@ def turns(sample: dict[str, Any]) -> list[dict[str, Any]]:
         if not re.fullmatch(r"session_\d+", key):
             continue
         date = session_date(conversation.get(f"{key}_date_time", ""))
+        at = session_time(conversation.get(f"{key}_date_time", ""))
         for turn in value:
             text = turn["text"]
             if turn.get("blip_caption"):
@@ -116,6 +127,7 @@ def turns(sample: dict[str, Any]) -> list[dict[str, Any]]:
                     **turn,
                     "text": text,
                     "date": date,
+                    "at": at,
                     "session": key,
                     "previous": f"{previous['speaker']}: {previous['text']}" if previous else "",
                 }
@@ -155,6 +167,7 @@ def ingest(project: Any, samples: list[dict[str, Any]], fmt: str, batch: int) ->
                     run_id=sample["sample_id"],
                     memory_type="episode",
                     source="locomo",
+                    occurred_at=turn["at"],
                     metadata={
                         "dia_id": turn["dia_id"],
                         "speaker": turn["speaker"],

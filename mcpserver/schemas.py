@@ -48,6 +48,7 @@ class MemoryOut(TypedDict):
     compressed: bool
     pinned: bool
     expires_at: str | None
+    occurred_at: str | None
     version: int
     created_at: str
     updated_at: str

@@ -213,6 +213,11 @@ class Memory(models.Model):
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+    # when what the memory says happened or was said, if the writer knows and it is not when
+    # it was stored (an imported conversation, mem0's `timestamp`): dates in a question are
+    # matched against it (selectors/search/dates.py). Decay and expiry keep counting from
+    # `created_at` and reads, so old history imported today is not pruned as old.
+    occurred_at = models.DateTimeField(null=True, blank=True)
     # the store's layer (services/layers.py chooses it on write) and the episode it was
     # stored during (services/episodes.py)
     layer = models.CharField(

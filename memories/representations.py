@@ -56,6 +56,7 @@ class MemorySerializer(serializers.ModelSerializer):
             "updated_at",
             "layer",
             "episode_id",
+            "occurred_at",
         ]
         read_only_fields = fields
 
@@ -106,6 +107,7 @@ class MemorySerializer(serializers.ModelSerializer):
             "updated_at": _datetime(memory.updated_at),
             "layer": memory.layer,
             "episode_id": None if memory.episode_id is None else str(memory.episode_id),
+            "occurred_at": _datetime(memory.occurred_at),
         } | self.extra_representation(memory)
 
     def extra_representation(self, memory: Memory) -> dict[str, Any]:

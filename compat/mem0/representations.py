@@ -32,7 +32,8 @@ def memory_body(memory: Memory, *, score: float | None = None) -> dict[str, Any]
         "run_id": memory.run_id,
         "immutable": False,
         "expiration_date": memory.expires_at.date().isoformat() if memory.expires_at else None,
-        "created_at": _iso(memory.created_at),
+        # mem0 dates a memory added with a `timestamp` by it (occurred_at here)
+        "created_at": _iso(memory.occurred_at or memory.created_at),
         "updated_at": _iso(memory.updated_at),
     }
     if score is not None:

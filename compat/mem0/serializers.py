@@ -1,6 +1,6 @@
 """Input shapes of mem0's API. Only what is used is declared: the other fields mem0's clients
-may send (`rerank`, `custom_categories`, `async_mode`, `timestamp`, ...) are accepted and
-ignored, as docs/compat-mem0.md lists."""
+may send (`rerank`, `custom_categories`, `async_mode`, ...) are accepted and ignored, as
+docs/compat-mem0.md lists."""
 
 from __future__ import annotations
 
@@ -41,6 +41,22 @@ class DateOrDateTimeField(serializers.Field):
         return value
 
 
+class UnixTimeField(serializers.Field):
+    """mem0's `timestamp`: Unix seconds (an integer or a float) of when the messages were
+    said; the memories carry it as `occurred_at` and mem0's `created_at` shows it."""
+
+    def to_internal_value(self, data: Any) -> datetime:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            raise serializers.ValidationError("must be Unix seconds (a number)")
+        try:
+            return datetime.fromtimestamp(data, tz=UTC)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise serializers.ValidationError("is not a time Unix seconds can give") from exc
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
 class OptionalText(StrictCharField):
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("required", False)
@@ -63,6 +79,7 @@ class AddSerializer(ScopeSerializer):
     infer = StrictBooleanField(required=False, allow_null=True, default=True)
     custom_instructions = OptionalText(max_length=MAX_INSTRUCTIONS)
     agent_custom_instructions = OptionalText(max_length=MAX_INSTRUCTIONS)
+    timestamp = UnixTimeField(required=False, allow_null=True)
 
 
 class ListSerializer(serializers.Serializer):

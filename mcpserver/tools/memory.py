@@ -74,6 +74,10 @@ async def memory_store(
     metadata: dict[str, Any] | None = None,
     pinned: Annotated[bool, Field(description="Exempt from decay and bulk deletes")] = False,
     expires_at: datetime | None = None,
+    occurred_at: Annotated[
+        datetime | None,
+        Field(description="When it happened or was said, if not now (e.g. an imported chat)"),
+    ] = None,
     entity_names: Annotated[list[str] | None, Field(description="Entities it is about")] = None,
     layer: Annotated[
         Layer | None,
@@ -102,6 +106,7 @@ async def memory_store(
         metadata=metadata or {},
         pinned=pinned,
         expires_at=expires_at,
+        occurred_at=occurred_at,
         entity_names=entity_names or [],
         layer=layer,
         episode_id=episode_id,
@@ -137,6 +142,7 @@ async def memory_update(
     metadata: Annotated[dict[str, Any] | None, Field(description="Replaces metadata")] = None,
     pinned: bool | None = None,
     expires_at: datetime | None = None,
+    occurred_at: datetime | None = None,
     supersedes: Annotated[
         list[str] | None,
         Field(description="Ids of older memories this one replaces (soft-deleted and linked)"),
@@ -157,6 +163,7 @@ async def memory_update(
         "metadata": metadata,
         "pinned": pinned,
         "expires_at": expires_at,
+        "occurred_at": occurred_at,
     }
     changes = {name: value for name, value in given.items() if value is not None}
 

@@ -51,6 +51,11 @@ class AddSerializer(ScopeSerializer):
         help_text="instructions added to the extraction prompt (admin-scope keys only)",
     )
     infer = StrictBooleanField(required=False, default=True)
+    occurred_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        help_text="when the messages were said, if not now (an imported conversation)",
+    )
 
 
 class SinceField(serializers.DateTimeField):
@@ -187,6 +192,7 @@ class AddView(ProjectScopedMixin, APIView):
             metadata=data["metadata"],
             prompt=data.get("prompt"),
             infer=data["infer"],
+            occurred_at=data.get("occurred_at"),
         )
         return Response(result)
 

@@ -46,6 +46,12 @@ class MemoryWriteSerializer(serializers.Serializer):
     metadata = serializers.DictField(required=False)
     pinned = StrictBooleanField(required=False)
     expires_at = serializers.DateTimeField(required=False, allow_null=True)
+    occurred_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        help_text="when what it says happened or was said (an imported conversation's date); "
+        "dates in a search question are matched against it. Default: when it is stored",
+    )
     layer = serializers.ChoiceField(
         choices=MemoryLayer.choices,
         required=False,

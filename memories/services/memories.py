@@ -54,6 +54,7 @@ EDITABLE_FIELDS = (
     "metadata",
     "pinned",
     "expires_at",
+    "occurred_at",
     "layer",
 )
 _CHECKS = {
@@ -83,6 +84,7 @@ class MemoryInput:
     metadata: dict[str, Any] = field(default_factory=dict)
     pinned: bool = False
     expires_at: datetime | None = None
+    occurred_at: datetime | None = None  # when it happened or was said, if not when stored
     entity_names: list[str] = field(default_factory=list)
     extract_entities: bool = True  # False: link entity_names only, extract nothing from text
     layer: str | None = None  # None: chosen from the write (services/layers.py)

@@ -521,6 +521,9 @@ MEMORY_SEARCH_NEIGHBOUR_WEIGHT = env_float(
     "MEMORY_SEARCH_NEIGHBOUR_WEIGHT", 0.3, minimum=0, maximum=1
 )
 MEMORY_SEARCH_NEIGHBOUR_SEEDS = env_int("MEMORY_SEARCH_NEIGHBOUR_SEEDS", 5, minimum=1)
+# relevance added to a hit dated within a time the question names ("in May 2023", "last
+# week"): memories.selectors.search.dates; 0 switches it off
+MEMORY_SEARCH_DATE_WEIGHT = env_float("MEMORY_SEARCH_DATE_WEIGHT", 0.3, minimum=0, maximum=1)
 
 # MCP server: which tool names to expose (seed compatibility profiles), result budget.
 MEMORY_MCP_PROFILE = env_choice(

@@ -71,6 +71,7 @@ class AddView(Mem0View):
             "scope": Scope.of(scope, required=False),
             "actor": self.actor,
             "metadata": metadata,
+            "occurred_at": data.get("timestamp"),
         }
         messages = [data["messages"]] if isinstance(data["messages"], dict) else data["messages"]
         infer = data.get("infer") is not False

@@ -34,7 +34,10 @@ MODES: dict[str, str] = {
     "hybrid": "memories.selectors.search.hybrid.hybrid_search",
     "graph": "entities.selectors.search.graph_search",
 }
-HYBRID_BOOSTS: list[str] = ["entities.selectors.search.graph_boost"]
+HYBRID_BOOSTS: list[str] = [
+    "memories.selectors.search.dates.date_boost",
+    "entities.selectors.search.graph_boost",
+]
 
 # What ranking reads of a candidate (plus effective_confidence): modes load candidates as
 # `Candidate`s of these columns and the dispatcher loads whole rows for the returned page alone.

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -120,12 +121,14 @@ def memories_add(
     prompt: str | None = None,
     infer: bool = True,
     origin: dict[str, Any] | None = None,
+    occurred_at: datetime | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """`prompt` adds the caller's instructions to the extraction prompt (never replacing
     it); entry points pass it only for admin-scope keys. `origin` says where the messages
     came from (a document chunk: `{"chunk_id": ...}`, documents.refs.document_learn): what is
     learned is stored in the documentary layer and the `memories_learned` hooks record the
-    source of every memory the call added, updated or matched."""
+    source of every memory the call added, updated or matched. `occurred_at` is when the
+    messages were said, if not now (mem0's `timestamp`): the memories added carry it."""
     parsed = parse_messages(messages)
     metadata = check_metadata(metadata or {})
     prompt = _check_prompt(prompt)
@@ -134,7 +137,7 @@ def memories_add(
     if not infer:
         text = messages if isinstance(messages, str) else conversation_text(parsed)
         with transaction.atomic():
-            events = _store_verbatim(project, text, scope, metadata, actor, origin)
+            events = _store_verbatim(project, text, scope, metadata, actor, origin, occurred_at)
             _learned(project, events, origin)
         return {"results": events}
     llm = get_llm()
@@ -148,6 +151,7 @@ def memories_add(
         project=project, scope=scope, metadata=metadata, actor=actor, contexts=contexts
     )
     applier.layer = MemoryLayer.DOCUMENTARY if origin else None
+    applier.occurred_at = occurred_at
     with prefetched_embeddings(rewritten), transaction.atomic():  # embedded before the lock
         lock_scopes(project=project, scopes=[scope])
         for plan in plans:
@@ -238,10 +242,16 @@ def _store_verbatim(
     metadata: dict[str, Any],
     actor: Actor,
     origin: dict[str, Any] | None = None,
+    occurred_at: datetime | None = None,
 ) -> list[dict[str, Any]]:
     layer = MemoryLayer.DOCUMENTARY if origin else None
     data = MemoryInput(
-        content=text, metadata=metadata, source=SOURCE, layer=layer, **scope.as_dict()
+        content=text,
+        metadata=metadata,
+        source=SOURCE,
+        layer=layer,
+        occurred_at=occurred_at,
+        **scope.as_dict(),
     )
     result = memory_create(project=project, data=data, actor=actor)
     if result.created:
@@ -266,6 +276,7 @@ class _Applier:
         self.events: list[dict[str, Any]] = []
         self.written: dict[UUID, str] = {}  # content hash this call gave a memory
         self.layer: str | None = None  # of what is added (None: the write's default)
+        self.occurred_at: datetime | None = None  # when the messages were said, if given
 
     def apply(self, plan: FactPlan) -> None:
         replacement: Memory | None = None
@@ -324,6 +335,7 @@ class _Applier:
             metadata=dict(self.metadata),
             source=SOURCE,
             layer=self.layer,
+            occurred_at=self.occurred_at,
             **self.scope.as_dict(),
         )
         result = memory_create(

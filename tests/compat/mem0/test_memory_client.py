@@ -3,11 +3,14 @@ project keys: every method the platform supports, through real HTTP."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from mem0 import MemoryClient
 from mem0.exceptions import AuthenticationError, MemoryError, MemoryNotFoundError, ValidationError
 
 from analytics.models import ToolFeedback
+from memories.models import Memory
 from tests.conftest import make_tenant
 
 
@@ -74,6 +77,22 @@ def test_add_get_list_search_update_history_and_delete_a_memory(alice_client) ->
     assert alice_client.delete(memory_id)["message"]
     with pytest.raises(MemoryNotFoundError):
         alice_client.get(memory_id)
+
+
+def test_a_timestamp_dates_what_is_added_as_mem0_does(alice_client) -> None:
+    """mem0's custom timestamps: importing history keeps when it was said."""
+    said = int(datetime(2023, 5, 3, 19, 0, tzinfo=UTC).timestamp())
+    memory_id = _add(alice_client, "We had dinner with the neighbours", timestamp=said)
+    assert alice_client.get(memory_id)["created_at"].startswith("2023-05-03T19:00:00")
+    stored = Memory.objects.get(pk=memory_id)
+    assert stored.occurred_at == datetime(2023, 5, 3, 19, 0, tzinfo=UTC)
+    assert stored.created_at.year >= 2026  # decay counts from when it was stored
+    found = alice_client.search(
+        "who did I have dinner with on May 3, 2023", filters={"user_id": "u1"}
+    )
+    assert found["results"][0]["id"] == memory_id
+    with pytest.raises(ValidationError):
+        alice_client.add("x", user_id="u1", infer=False, timestamp="yesterday")
 
 
 def test_batch_calls_feedback_and_exports(alice_client) -> None:

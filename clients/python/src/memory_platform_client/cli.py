@@ -60,6 +60,7 @@ EXPORT_FIELDS = (
     "run_id",
     "pinned",
     "expires_at",
+    "occurred_at",
 )
 BULK_LIMIT = 1000
 

@@ -87,6 +87,7 @@ class Memory(TypedDict):
     utility_score: NotRequired[float | None]
     verified_at: NotRequired[str | None]
     compressed: NotRequired[bool]  # archived and compressed (`lifecycle.decompress`)
+    occurred_at: NotRequired[str | None]  # when it happened or was said, if not when stored
 
 
 class MemoryCreated(Memory):
@@ -350,6 +351,7 @@ class MemoryFields(TypedDict, total=False):
     metadata: JSON
     pinned: bool
     expires_at: str | datetime | None
+    occurred_at: str | datetime | None  # when it happened or was said (an imported chat)
     entity_names: list[str]  # link these knowledge-graph entities (created when new)
 
 
@@ -366,6 +368,7 @@ class MemoryChanges(TypedDict, total=False):
     metadata: JSON
     pinned: bool
     expires_at: str | datetime | None
+    occurred_at: str | datetime | None
     supersedes: list[str]  # ids of older memories this one replaces
 
 
