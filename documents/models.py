@@ -15,6 +15,9 @@ from pgvector.django import HnswIndex, VectorField
 from memories.models import EMBEDDING_DIMENSIONS, TEXT_SEARCH_CONFIG, Episode, Memory
 from tenants.models import Project
 
+# Foreign keys to another tenant table are `db_constraint=False`: the database holds composite
+# ones, `(x_id, project_id) -> (id, project_id)` (see the note in memories/models.py).
+
 
 class DocumentStatus(models.TextChoices):
     PENDING = "pending"  # stored and chunked; keyword search finds it, embedding is queued
@@ -48,7 +51,12 @@ class Document(models.Model):
     indexed_at = models.DateTimeField(null=True, blank=True)
     # the conversation or task it was uploaded during (docs/episodes.md)
     episode = models.ForeignKey(
-        Episode, on_delete=models.SET_NULL, null=True, blank=True, related_name="documents"
+        Episode,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="documents",
+        db_constraint=False,
     )
 
     class Meta:
@@ -85,7 +93,9 @@ class DocumentChunk(models.Model):
     heading section, searchable by keywords at once and by meaning once embedded."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    document = models.ForeignKey(
+        Document, on_delete=models.CASCADE, related_name="chunks", db_constraint=False
+    )
     ordinal = models.PositiveIntegerField()  # 0, 1, ... in reading order
     char_start = models.PositiveIntegerField()  # [start, end) in the document's extracted text
     char_end = models.PositiveIntegerField()
@@ -134,10 +144,16 @@ class MemoryRef(models.Model):
     optionally the quoted words and where they are in the chunk's text."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="document_refs")
-    chunk = models.ForeignKey(DocumentChunk, on_delete=models.CASCADE, related_name="memory_refs")
+    memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="document_refs", db_constraint=False
+    )
+    chunk = models.ForeignKey(
+        DocumentChunk, on_delete=models.CASCADE, related_name="memory_refs", db_constraint=False
+    )
     # the chunk's document, kept beside it so a document's citing memories are one index scan
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="memory_refs")
+    document = models.ForeignKey(
+        Document, on_delete=models.CASCADE, related_name="memory_refs", db_constraint=False
+    )
     relation = models.CharField(max_length=20, default="cites")  # cites | learned_from
     quote = models.TextField(blank=True, default="")
     quote_start = models.PositiveIntegerField(null=True, blank=True)  # [start, end) in the chunk

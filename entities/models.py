@@ -12,6 +12,9 @@ from pgvector.django import HnswIndex, VectorField
 from memories.models import EMBEDDING_DIMENSIONS, Memory
 from tenants.models import Project
 
+# Foreign keys to another tenant table are `db_constraint=False`: the database holds composite
+# ones, `(x_id, project_id) -> (id, project_id)` (see the note in memories/models.py).
+
 
 class EntityType(models.TextChoices):
     """The built-in types: suggested to extractors and clients, not a closed set. A project
@@ -149,8 +152,12 @@ class Relation(models.Model):
     when a contradicting fact closed it. Closed relations stay for "as of" questions."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    source = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="relations_out")
-    target = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="relations_in")
+    source = models.ForeignKey(
+        Entity, on_delete=models.CASCADE, related_name="relations_out", db_constraint=False
+    )
+    target = models.ForeignKey(
+        Entity, on_delete=models.CASCADE, related_name="relations_in", db_constraint=False
+    )
     relation_type = models.CharField(max_length=100)
     strength = models.FloatField(default=0.5)
     confidence = models.FloatField(default=1.0)
@@ -212,8 +219,12 @@ class EntityMemory(models.Model):
     """A memory mentions (is about) an entity, with a relevance in [0, 1]."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="memory_links")
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="entity_links")
+    entity = models.ForeignKey(
+        Entity, on_delete=models.CASCADE, related_name="memory_links", db_constraint=False
+    )
+    memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="entity_links", db_constraint=False
+    )
     relevance = models.FloatField(default=1.0)
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -18,6 +18,11 @@ from tenants.models import Project
 EMBEDDING_DIMENSIONS = 384
 TEXT_SEARCH_CONFIG = "english"
 
+# A foreign key between two tenant tables is declared `db_constraint=False`: the database holds
+# a composite one instead, `(x_id, project_id) -> (id, project_id)`, so a row can only point at
+# a row of its own project, and Citus can distribute both tables by project
+# (memoryplatform/migrations/0002_composite_tenant_keys.py, docs/scaling.md).
+
 
 class MemoryType(models.TextChoices):
     FACT = "fact"
@@ -227,7 +232,12 @@ class Memory(models.Model):
         db_default=MemoryLayer.LONG_TERM,
     )
     episode = models.ForeignKey(
-        Episode, on_delete=models.SET_NULL, null=True, blank=True, related_name="memories"
+        Episode,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="memories",
+        db_constraint=False,
     )
 
     search_vector = models.GeneratedField(
@@ -379,7 +389,9 @@ class MemoryHistory(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="history")
+    memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="history", db_constraint=False
+    )
     event = models.CharField(max_length=10, choices=HistoryEvent.choices)
     old_content = models.TextField(null=True, blank=True)
     new_content = models.TextField(null=True, blank=True)
@@ -425,8 +437,12 @@ class MemoryLink(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    from_memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="links_out")
-    to_memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="links_in")
+    from_memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="links_out", db_constraint=False
+    )
+    to_memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="links_in", db_constraint=False
+    )
     link_type = models.CharField(max_length=20, choices=LinkType.choices)
     strength = models.FloatField(default=1.0)
     metadata = models.JSONField(default=dict, blank=True)
@@ -477,8 +493,12 @@ class ContradictionReview(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    memory_a = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
-    memory_b = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    memory_a = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="+", db_constraint=False
+    )
+    memory_b = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="+", db_constraint=False
+    )
     similarity = models.FloatField(default=0.0)
     cues = ArrayField(models.CharField(max_length=100), default=list, blank=True)
     detected_by = models.CharField(max_length=20, default="heuristic")  # heuristic | llm
@@ -534,7 +554,11 @@ class MemoryArchive(models.Model):
     the full text's); restoring puts this text back, byte for byte."""
 
     memory = models.OneToOneField(
-        Memory, on_delete=models.CASCADE, primary_key=True, related_name="archive"
+        Memory,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="archive",
+        db_constraint=False,
     )
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
     content = models.TextField()
@@ -555,7 +579,9 @@ class MemoryFeedback(models.Model):
     memory's utility score."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="feedback")
+    memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="feedback", db_constraint=False
+    )
     helpful = models.BooleanField()
     tool_name = models.CharField(max_length=100, blank=True, default="")
     actor = models.CharField(max_length=255, blank=True, default="")

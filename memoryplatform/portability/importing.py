@@ -11,6 +11,9 @@ written, then written in one transaction, idempotently.
   table's sequence. Keeping ids is for a project moved to another deployment; within one
   deployment the ids are taken by the original, so an import there needs `remap`.
 - **Idempotent**: a row whose (mapped) id the project already holds is left as it is.
+- **Ids of another project**: the database's primary keys are `(id, project_id)`, so it
+  would not refuse an id another project holds; each batch's ids are looked up across every
+  project before the batch is written, and any found refuses the import (nothing written).
 - **Vectors**: a file without them (`--no-embeddings` on export), or whose vectors come from
   another model than the configured one, gets them computed after the import
   (memoryplatform/maintenance/embeddings.py).
@@ -237,7 +240,7 @@ def project_import(
                         writer.add(BY_NAME[body["section"]], body["data"])
                 writer.flush()
         except IntegrityError as exc:
-            raise ImportRefused([Problem(0, "rows", _conflict(exc, remap))]) from exc
+            raise ImportRefused([Problem(0, "rows", _conflict(exc))]) from exc
         report.inserted, report.present = writer.inserted, writer.present
         report.indexed = index_pending_vectors(project=project).indexed
         if embed:
@@ -269,11 +272,10 @@ def _target(slug: str, header: dict[str, Any]) -> tuple[Project, bool]:
         return project, True
 
 
-def _conflict(exc: IntegrityError, remap: bool) -> str:
-    text = str(exc).splitlines()[0]
-    if not remap and "_pkey" in text:
-        return f"{text}: these ids belong to another project here; import with --remap"
-    return text
+def _conflict(exc: IntegrityError) -> str:
+    """A constraint the rows broke (ids of another project are refused before, by
+    `_Writer._refuse_ids_of_other_projects`)."""
+    return str(exc).splitlines()[0]
 
 
 def _embed_missing(project: Project) -> dict[str, int]:
@@ -325,6 +327,7 @@ class _Writer:
         for row, old, new in zip(rows, old_ids, new_ids, strict=True):
             self.ids[section.name][key_of(section.pk, old)] = new
             row[section.pk.attname] = new
+        self._refuse_ids_of_other_projects(section, new_ids)
         manager = section.model._default_manager
         existing = set(
             manager.filter(project=self.project, pk__in=new_ids).values_list("pk", flat=True)
@@ -337,6 +340,22 @@ class _Writer:
         self.present[section.name] += len(rows) - len(fresh)
         if self.progress:
             self.progress(section.name, len(rows))
+
+    def _refuse_ids_of_other_projects(self, section: Section, ids: list[Any]) -> None:
+        """The primary keys are `(id, project_id)` (Citus-ready: docs/scaling.md), so the
+        database would take an id another project already holds: a batch's ids are looked
+        up here, across every project, before the batch is written."""
+        with all_projects(f"import_project: are ids of {section.name} held by another project"):
+            taken = list(
+                section.model._default_manager.filter(pk__in=ids)
+                .exclude(project=self.project)
+                .values_list("pk", flat=True)[:3]
+            )
+        if taken:
+            listed = ", ".join(str(pk) for pk in taken)
+            message = f"{section.name} {listed}: these ids belong to another project here"
+            hint = "" if self.remap else "; import with --remap"
+            raise ImportRefused([Problem(0, "rows", message + hint)])
 
     def _mapped(self, section_name: str, value: Any) -> Any:
         section = BY_NAME[section_name]

@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 
 from documents.models import Document, DocumentChunk
 from entities.models import Entity, EntityMemory, Relation
-from memories.models import Memory, MemoryLink
+from memories.models import Episode, Memory, MemoryLink
 from memoryplatform.portability.sections import LEFT_OUT, SECTIONS, check_registry
 from tenants.models import Project
 from tests.conftest import make_tenant
@@ -134,6 +134,20 @@ def test_keeping_ids_beside_the_original_is_refused_with_a_hint_to_remap(stocked
     with pytest.raises(CommandError, match="--remap"):
         call_command("import_project", str(path), "--project", "alice-two", verbosity=0)
     assert not Memory.objects.filter(project__slug="alice-two").exists()
+
+
+def test_ids_another_project_holds_in_a_later_section_are_refused_and_nothing_is_written(
+    stocked, tmp_path
+):
+    """The keys are (id, project_id): the import, not the database, refuses ids of another
+    project, section by section, and what earlier sections wrote is rolled back."""
+    path = export("alice", tmp_path / "alice.jsonl")
+    for model in (Memory, Episode):  # their ids are free again; the entities' are not
+        model.objects.filter(project=stocked.project).delete()
+    with pytest.raises(CommandError, match=r"entities .*belong to another project here.*--remap"):
+        call_command("import_project", str(path), "--project", "alice-two", verbosity=0)
+    assert not Memory.objects.filter(project__slug="alice-two").exists()
+    assert not Entity.objects.filter(project__slug="alice-two").exists()
 
 
 def test_a_bad_line_writes_nothing_and_names_its_line_and_field(stocked, tmp_path):

@@ -39,6 +39,9 @@ a setting made inside the transaction, and a pooled connection may come from ano
 so both make the connection's scope unknown, and the next statement sends it again. A
 connection going back to a pool has its scope cleared.
 
+Queries grouped by a model's primary key are grouped by its table's `project_id` too
+(compiler.py): a tenant table's key in the database is `(id, project_id)`.
+
 Read replicas (memoryplatform/db/router.py): a replica's alias names its primary in
 `REPLICA_OF`. When a connection to the replica cannot be opened (refused, timed out, or its
 pool gave none within MEMORY_REPLICA_CONNECT_TIMEOUT), the replica is marked down for a short
@@ -58,7 +61,7 @@ from typing import Any
 import psycopg
 from django.conf import settings
 from django.db.backends.base.base import NO_DB_ALIAS
-from django.db.backends.postgresql import base
+from django.db.backends.postgresql import base, operations
 from django.db.backends.postgresql.psycopg_any import BaseTzLoader
 from psycopg.adapt import AdaptersMap
 from psycopg.pq import Format
@@ -133,7 +136,13 @@ def _clear_scope(conn: psycopg.Connection) -> None:
         conn.commit()
 
 
+class DatabaseOperations(operations.DatabaseOperations):
+    # grouping by a tenant table's whole key, (id, project_id): compiler.py
+    compiler_module = "memoryplatform.db.postgresql.compiler"
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
+    ops_class = DatabaseOperations
     as_owner = False  # set by commands that must run as the owner (migrate, flush)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
