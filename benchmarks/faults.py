@@ -70,6 +70,7 @@ class Ledger:
 
     started: float = field(default_factory=time.monotonic)
     stored: dict[str, str] = field(default_factory=dict)  # id -> content
+    stored_at: dict[str, float] = field(default_factory=dict)  # id -> when acknowledged
     updated: dict[str, list[tuple[int, str]]] = field(default_factory=lambda: defaultdict(list))
     deleted: set[str] = field(default_factory=set)
     ok: list[float] = field(default_factory=list)
@@ -120,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         _stop(server)
         _stop(workers[-1], group=True)
     with all_projects("faults benchmark: check every write"):
-        report = verify(project, ledger) | {"jobs": drained, "timeline": timeline(ledger)}
+        jobs = drained | utility_jobs(project, since)
+        report = verify(project, ledger) | {"jobs": jobs, "timeline": timeline(ledger)}
     print_report(report)
     stop_postgres()  # the one started again is not the one the embedded server knows to stop
     path = write_results("faults", {"args": vars(args), **report})
@@ -314,6 +316,7 @@ async def client(http: Any, rng: random.Random, ledger: Ledger, stop: asyncio.Ev
         if kind == "store":
             body = response.json()
             ledger.stored[body["id"]] = text
+            ledger.stored_at[body["id"]] = ledger.now()
             mine.append(body["id"])
         elif kind == "update":
             body = response.json()
@@ -323,8 +326,8 @@ async def client(http: Any, rng: random.Random, ledger: Ledger, stop: asyncio.Ev
 
 
 def wait_for_jobs(seconds: float, since: Any) -> dict[str, Any]:
-    """Wait for the queue to empty; the jobs of this run that succeeded and failed (a job
-    that ran while PostgreSQL was down fails, and django-q2 does not run it again)."""
+    """Wait for the queue to empty (jobs a killed worker had taken come back `retry` seconds
+    after they were taken); the jobs of this run that succeeded and failed."""
     from django.db import connection
     from django_q.brokers import get_broker
     from django_q.models import Failure, Success
@@ -332,15 +335,45 @@ def wait_for_jobs(seconds: float, since: Any) -> dict[str, Any]:
     connection.close()  # the server was restarted under this process's connection
     broker = get_broker()
     started = time.monotonic()
-    while broker.queue_size() and time.monotonic() - started < seconds:
+
+    def waiting() -> int:  # queued, or taken and not acknowledged (due back after `retry`)
+        return int(broker.queue_size() or 0) + int(broker.lock_size() or 0)
+
+    while waiting() and time.monotonic() - started < seconds:
         time.sleep(1)
     time.sleep(3)  # the last job taken finishes
     return {
         "left_in_queue": broker.queue_size(),
+        "taken_not_acknowledged": broker.lock_size(),
         "drained_in_s": round(time.monotonic() - started, 1),
         "succeeded": Success.objects.filter(started__gte=since).count(),
         "failed": Failure.objects.filter(started__gte=since).count(),
         "failed_jobs": sorted({f.func for f in Failure.objects.filter(started__gte=since)}),
+    }
+
+
+def utility_jobs(project: Any, since: Any) -> dict[str, Any]:
+    """The one-off jobs of the load, judged by what they leave behind: every memory stored and
+    every content update enqueues one utility-scoring job once it commits, so `enqueued` is
+    the ADD and UPDATE history entries. `left_unscored` are the live memories not scored since
+    their last change: each is a job that failed or was lost (taken by a worker that died).
+    (django-q2 keeps only the last `save_limit`, 250, successes: they are not counted here.)"""
+    from django.db.models import F, Q
+    from django_q.models import Failure
+
+    from memories.models import HistoryEvent, Memory, MemoryHistory
+
+    events = (HistoryEvent.ADD, HistoryEvent.UPDATE)
+    live = Memory.objects.filter(project=project, deleted_at__isnull=True)
+    unscored = live.filter(Q(verified_at__isnull=True) | Q(verified_at__lt=F("updated_at")))
+    failed = Failure.objects.filter(started__gte=since, func="memories.tasks.score_utility")
+    return {
+        "utility_scoring": {
+            "enqueued": MemoryHistory.objects.filter(project=project, event__in=events).count(),
+            "failed_recorded": failed.count(),
+            "live_memories": live.count(),
+            "left_unscored": unscored.count(),
+        }
     }
 
 
@@ -382,6 +415,7 @@ def verify(project: Any, ledger: Ledger) -> dict[str, Any]:
             "deletes": len(ledger.deleted),
         },
         "missing_stores": len(missing),
+        "missing_acknowledged_at_s": sorted(ledger.stored_at[i] for i in missing)[:20],
         "stored_more_than_once": len(twice),
         "stores_without_one_add_history": len(without_add),
         "lost_updates": len(lost_updates),

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from memoryplatform.lib.db_outage import survives_db_outage
 from memoryplatform.lib.rls import project_scope
 from tenants.models import Project
 
 
+@survives_db_outage
 def embed_document(project_id: int, document_id: str) -> dict[str, Any]:
     """Enqueued when a document is stored: embed its chunks in batches."""
     from documents.services import document_embed

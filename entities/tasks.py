@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from entities.services.memory_graph import memory_graph_extract
+from memoryplatform.lib.db_outage import survives_db_outage
 from memoryplatform.lib.rls import project_scope
 from tenants.models import Project
 
 
+@survives_db_outage
 def extract_memory_graph(project_id: int, memory_id: str) -> int:
     """Extract entities and relations from one memory; returns how many relations it touched."""
     project = Project.objects.get(pk=project_id)

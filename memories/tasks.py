@@ -11,6 +11,7 @@ from typing import Any
 from django.db import transaction
 
 from memoryplatform.lib.actor import job
+from memoryplatform.lib.db_outage import survives_db_outage
 from memoryplatform.lib.rls import all_projects, project_scope
 from tenants.models import Project
 
@@ -53,6 +54,7 @@ def _projects(project_id: int | None) -> Iterator[Project]:
             yield project
 
 
+@survives_db_outage
 def run_decay(project_id: int | None = None) -> dict[str, Any]:
     """The hourly run; a project whose decay is paused is left as it is."""
     from memories.services.lifecycle import memories_decay
@@ -63,6 +65,7 @@ def run_decay(project_id: int | None = None) -> dict[str, Any]:
     }
 
 
+@survives_db_outage
 def run_layers(project_id: int | None = None) -> dict[str, Any]:
     """The hourly run of the layer job (docs/episodes.md)."""
     from memories.services.layers import memories_layers_maintain
@@ -73,6 +76,7 @@ def run_layers(project_id: int | None = None) -> dict[str, Any]:
     }
 
 
+@survives_db_outage
 def score_utility(project_id: int, memory_ids: list[str]) -> dict[str, Any]:
     """Enqueued when memories are stored or their content changes: their utility scores."""
     from memories.services.utility import memories_score_utility
@@ -84,6 +88,7 @@ def score_utility(project_id: int, memory_ids: list[str]) -> dict[str, Any]:
         return memories_score_utility(project=project, memory_ids=memory_ids).as_dict()
 
 
+@survives_db_outage
 def run_prune(project_id: int | None = None) -> dict[str, Any]:
     from memories.services.lifecycle import memories_prune
 
@@ -93,6 +98,7 @@ def run_prune(project_id: int | None = None) -> dict[str, Any]:
     }
 
 
+@survives_db_outage
 def run_consolidation(project_id: int | None = None) -> dict[str, Any]:
     """The daily run: each project from where its last consolidation left off."""
     from memories.services.consolidation import memories_consolidate
@@ -104,11 +110,13 @@ def run_consolidation(project_id: int | None = None) -> dict[str, Any]:
     return results
 
 
+@survives_db_outage
 def consolidate_project(project_id: int) -> dict[str, Any]:
     """Enqueued after every N inserts of one project."""
     return run_consolidation(project_id)
 
 
+@survives_db_outage
 def backfill_embeddings() -> None:
     """Embed memories stored without a vector (the search app's command does the work)."""
     from django.core.management import call_command
@@ -116,6 +124,7 @@ def backfill_embeddings() -> None:
     call_command("backfill_embeddings", verbosity=0)
 
 
+@survives_db_outage
 def index_vectors() -> dict[str, Any]:
     """Enqueued after each bulk write that deferred its vectors: put them in the HNSW graph."""
     from memories.services.vector_index import index_pending_vectors
@@ -124,6 +133,7 @@ def index_vectors() -> dict[str, Any]:
         return index_pending_vectors().as_dict()
 
 
+@survives_db_outage
 def vector_index_health() -> dict[str, Any]:
     """The HNSW graph's wear since its build; rebuilt concurrently past the limit."""
     from memories.services.vector_index import vector_index_maintain
@@ -132,6 +142,7 @@ def vector_index_health() -> dict[str, Any]:
         return vector_index_maintain().as_dict()
 
 
+@survives_db_outage
 def keyword_index_health() -> list[dict[str, Any]]:
     """The keyword indexes' bloat; reindexed concurrently past the limit."""
     from memories.services.keyword_index import keyword_indexes_maintain

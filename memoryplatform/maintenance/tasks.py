@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from memoryplatform.lib.db_outage import survives_db_outage
 from memoryplatform.lib.rls import all_projects
 
 
+@survives_db_outage
 def refresh_embeddings() -> dict[str, Any]:
     """Fill missing vectors everywhere; re-embed everything once the model changed."""
     from memoryplatform.maintenance.embeddings import embeddings_refresh

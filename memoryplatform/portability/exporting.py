@@ -84,23 +84,27 @@ def project_export(
     *, project: Project, out: Path, embeddings: bool = True, progress: Progress | None = None
 ) -> ExportReport:
     """Write the project's rows to `out` (renamed into place at the end: a failed export
-    leaves no half-written file under the name). Every section is read from one snapshot
+    leaves no half-written file). Every section is read from one snapshot
     (a repeatable-read transaction), so a link written during the export cannot point at a
     memory the file lacks."""
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
     report = ExportReport(path=str(out))
-    with (
-        project_scope(project.pk),
-        _snapshot(),
-        open_text(partial, "w", gzipped=out.suffix == ".gz") as handle,
-    ):
-        _line(handle, {"header": header(project, embeddings=embeddings)})
-        for section in SECTIONS:
-            report.counts[section.name] = _write_section(
-                handle, section, project, embeddings=embeddings, progress=progress
-            )
-        _line(handle, {"footer": {"counts": report.counts}})
+    try:
+        with (
+            project_scope(project.pk),
+            _snapshot(),
+            open_text(partial, "w", gzipped=out.suffix == ".gz") as handle,
+        ):
+            _line(handle, {"header": header(project, embeddings=embeddings)})
+            for section in SECTIONS:
+                report.counts[section.name] = _write_section(
+                    handle, section, project, embeddings=embeddings, progress=progress
+                )
+            _line(handle, {"footer": {"counts": report.counts}})
+    except BaseException:  # the half-written file goes too (a job runs again under a new name)
+        partial.unlink(missing_ok=True)
+        raise
     partial.replace(out)
     report.size_bytes = out.stat().st_size
     return report

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memoryplatform.lib.actor import Actor
+from memoryplatform.lib.db_outage import is_db_outage, survives_db_outage
 from memoryplatform.lib.errors import NotFound
 from memoryplatform.lib.rls import all_projects, project_scope
 from memoryplatform.portability.exporting import project_export
@@ -54,6 +55,7 @@ def export_job_get(*, project: Project, job_id: UUID | str) -> ExportJob:
     return job
 
 
+@survives_db_outage
 def run_export(job_id: str) -> dict[str, Any]:
     """The task: write the project's file and record the outcome on the job."""
     with all_projects("job: find an export job"):
@@ -70,6 +72,8 @@ def run_export(job_id: str) -> dict[str, Any]:
                 embeddings=job.embeddings,
             )
         except Exception as exc:  # the job records why; the worker logs the trace
+            if is_db_outage(exc):  # nothing to record it in: run again once the database is back
+                raise
             logger.exception("export %s failed", job.pk)
             _finish(job, status=ExportStatus.FAILED, error=str(exc) or type(exc).__name__)
             raise

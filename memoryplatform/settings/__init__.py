@@ -354,8 +354,15 @@ Q_CLUSTER: dict[str, object] = {
 }
 if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
+    # django-q2's Redis broker pops a job for good: one taken by a worker that is killed is
+    # lost. This one keeps it until the worker's result is saved and hands it out again after
+    # `retry` seconds otherwise, as the PostgreSQL queue does (docs/scaling.md).
+    Q_CLUSTER["broker_class"] = "memoryplatform.lib.redis_jobs.AcknowledgedRedis"
 else:
     Q_CLUSTER["orm"] = "default"
+# A job that fails because PostgreSQL went away waits for it (back-off) and runs again, for at
+# most this long after the first failure; then it fails as before (memoryplatform.lib.db_outage).
+MEMORY_JOB_DB_RETRY_SECONDS = env_int("MEMORY_JOB_DB_RETRY_SECONDS", 120, minimum=0)
 
 # --- REST API -----------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+from memoryplatform.lib.db_outage import survives_db_outage
 
+
+@survives_db_outage
 def clear_expired_tokens() -> None:
     from oauth2_provider.models import clear_expired
 
