@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from memoryplatform.lib.actor import job
 from memoryplatform.lib.db_outage import survives_db_outage
@@ -28,6 +30,8 @@ SCHEDULES = {
     "memory-vector-index-health": ("memories.tasks.vector_index_health", "H"),
     # short-term memories: the important or often read promoted, the stale expired
     "memory-layers": ("memories.tasks.run_layers", "H"),
+    # utility scores whose queued job was lost with a killed process
+    "memory-utility-sweep": ("memories.tasks.sweep_utility", "H"),
     # the keyword (GIN) indexes' estimated bloat; reindexed concurrently past the limit
     "memory-keyword-index-health": ("memories.tasks.keyword_index_health", "H"),
     # missing vectors of memories, entities and chunks; all of them once the model changed
@@ -86,6 +90,33 @@ def score_utility(project_id: int, memory_ids: list[str]) -> dict[str, Any]:
         return {}
     with project_scope(project.pk):
         return memories_score_utility(project=project, memory_ids=memory_ids).as_dict()
+
+
+# The sweep leaves alone what changed in the last SWEEP_GRACE (its queued job may be on its
+# way) and scores at most SWEEP_LIMIT memories of a project per run.
+SWEEP_GRACE = timedelta(minutes=10)
+SWEEP_LIMIT = 2000
+
+
+@survives_db_outage
+def sweep_utility(project_id: int | None = None) -> dict[str, Any]:
+    """The hourly safety net of `score_utility`: every store and content change queues its
+    memory's scoring once it commits, but a web process killed between the commit and the
+    queueing (or a COMMIT whose answer was lost) queues nothing. This scores the live
+    memories not assessed since a change older than SWEEP_GRACE."""
+    from django.conf import settings
+
+    from memories.services.utility import memories_score_utility
+
+    if not settings.MEMORY_UTILITY_SCORING:
+        return {}
+    before = timezone.now() - SWEEP_GRACE
+    return {
+        p.slug: memories_score_utility(
+            project=p, changed_before=before, limit=SWEEP_LIMIT
+        ).as_dict()
+        for p in _projects(project_id)
+    }
 
 
 @survives_db_outage

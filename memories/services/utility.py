@@ -26,6 +26,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -221,11 +222,12 @@ def memories_score_utility(
     use_llm: bool = True,
     limit: int | None = None,
     dry_run: bool = False,
+    changed_before: datetime | None = None,
 ) -> UtilityReport:
     """Score the given memories (default: every live memory not assessed since its last
     change) and store `utility_score` and `verified_at`. Without `force`, a memory assessed
     after its last change is skipped. At most `limit` are scored (the rest are `pending`);
-    `dry_run` only counts them."""
+    `dry_run` only counts them; `changed_before` leaves out memories changed since then."""
     queryset = Memory.objects.for_project(project).alive()
     report = UtilityReport()
     if memory_ids is not None:
@@ -236,6 +238,8 @@ def memories_score_utility(
         requested = None
     if not force:
         queryset = queryset.filter(Q(verified_at__isnull=True) | Q(verified_at__lt=F("updated_at")))
+    if changed_before is not None:
+        queryset = queryset.filter(updated_at__lt=changed_before)
     pending = list(queryset.order_by("pk").values_list("pk", flat=True))
     if requested is not None:
         report.skipped = requested - len(pending)

@@ -4,6 +4,8 @@ a little in search ranking and in decay."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.utils import timezone
 
@@ -16,6 +18,7 @@ from memories.services.utility import (
     memories_score_utility,
     specificity,
 )
+from memories.tasks import SCHEDULES, sweep_utility
 
 SPECIFIC = (
     "Always run `pnpm install --frozen-lockfile` in CI: npm 9.8 broke the lockfile of "
@@ -165,3 +168,19 @@ def test_feedback_without_a_verdict_is_a_400_naming_the_field(alice):
     response = alice.post(f"/api/v1/memories/{created['id']}/feedback/", {})
     assert response.status_code == 400
     assert "helpful" in response.json()["error"]["fields"]
+
+
+def test_the_hourly_sweep_scores_memories_whose_job_was_never_queued(alice):
+    """A web process killed between a write's commit and the queueing of its scoring job:
+    the sweep scores the memory; one changed in the last minutes waits for its own job."""
+    lost = _store(alice, "Deploys run from the release branch after the smoke tests pass")
+    recent = _store(alice, "The on-call rota changes every Monday at 9:00")
+    an_hour_ago = timezone.now() - timedelta(hours=1)
+    Memory.objects.filter(pk=lost["id"]).update(verified_at=None, updated_at=an_hour_ago)
+    Memory.objects.filter(pk=recent["id"]).update(verified_at=None)
+
+    report = sweep_utility()
+    assert report["alice"]["scored"] == 1
+    assert Memory.objects.get(pk=lost["id"]).verified_at is not None
+    assert Memory.objects.get(pk=recent["id"]).verified_at is None
+    assert "memory-utility-sweep" in SCHEDULES
