@@ -24,6 +24,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from mcpserver.auth import require_key
+from memoryplatform.db.router import mark_written, note_key
 from memoryplatform.lib.db_threads import executor_with_connections, with_connection
 from memoryplatform.lib.errors import ServiceError
 from memoryplatform.lib.rls import project_scope
@@ -56,13 +57,19 @@ async def _call(scope: str, fn: Callable[[ApiKey], T], rate: str) -> T:
     api_key = require_key(scope)
 
     def run() -> T:
+        note_key(api_key.pk)  # the replica router's writer (reads stay on the primary after)
         _check_still_usable(api_key)
         refusal = rate_limit_hit(api_key=api_key, scope=rate)
         if refusal is not None:
             raise ToolError(f"rate_limited: {refusal.message_with_retry}")
         try:
             with transaction.atomic():  # one tool call, one transaction: all or nothing
-                return fn(api_key)
+                result = fn(api_key)
+            if scope != "read" and settings.MEMORY_REPLICA_ALIASES:
+                # committed: the key's reads (REST too) stay on the primary a while, as after
+                # a REST write (memoryplatform.db.router, read-your-own-writes)
+                mark_written(api_key.pk)
+            return result
         except ServiceError as exc:
             raise ToolError(error_text(exc)) from exc
         except OperationalError as exc:

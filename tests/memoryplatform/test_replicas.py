@@ -356,3 +356,25 @@ def probe() -> None:
         seen["alias_in_recovery_when_down"] = cursor.fetchone()[0]
     seen["readiness_when_down"] = readiness()[1]["checks"]["replicas"]
     print(json.dumps(seen))
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_an_mcp_write_keeps_its_keys_reads_on_the_primary(settings: Any) -> None:
+    """A REST read by the same key right after an MCP store must see the memory: the tool
+    call marks its key as a writer, as a REST write does; a read marks nothing."""
+    from asgiref.sync import sync_to_async
+
+    from tests.conftest import make_tenant
+    from tests.mcpserver.conftest import in_process, structured
+
+    settings.MEMORY_REPLICA_ALIASES = ["replica_0"]
+    tenant = await sync_to_async(make_tenant)("alice")
+    key_id = await sync_to_async(lambda: tenant.project.api_keys.get().pk)()
+    async with in_process(tenant) as client:
+        structured(await client.call_tool("memory_search", {"query": "disk", "user_id": "u1"}))
+        assert not await sync_to_async(router.wrote_recently)(key_id)
+        body = {"content": "The CI runner ran out of disk", "user_id": "u1"}
+        structured(await client.call_tool("memory_store", body))
+    assert await sync_to_async(router.wrote_recently)(key_id)
+    router._recent_writers.clear()
