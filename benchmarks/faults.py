@@ -22,6 +22,10 @@ acknowledged delete left the memory deleted with a DELETE entry; no row of histo
 entity links points at a missing memory; the job queue drains. Errors are reported by time
 against each fault, so that errors outside a part's outage show.
 
+Under --data-dir it leaves `server.log` (the server's warnings and errors) and `ledger.json`
+(every acknowledged store with when it was sent and answered, the deletes, the fault times);
+a store acknowledged and then missing is described in the JSON's `missing_details`.
+
 Loopback only, bounded in time: it stops by itself. Not run in CI (it kills processes).
 """
 
@@ -31,6 +35,7 @@ import argparse
 import asyncio
 import contextlib
 import itertools
+import json
 import os
 import random
 import signal
@@ -71,6 +76,7 @@ class Ledger:
     started: float = field(default_factory=time.monotonic)
     stored: dict[str, str] = field(default_factory=dict)  # id -> content
     stored_at: dict[str, float] = field(default_factory=dict)  # id -> when acknowledged
+    store_log: list[dict[str, Any]] = field(default_factory=list)  # every acknowledged store
     updated: dict[str, list[tuple[int, str]]] = field(default_factory=lambda: defaultdict(list))
     deleted: set[str] = field(default_factory=set)
     ok: list[float] = field(default_factory=list)
@@ -124,6 +130,17 @@ def main(argv: list[str] | None = None) -> int:
         jobs = drained | utility_jobs(project, since)
         report = verify(project, ledger) | {"jobs": jobs, "timeline": timeline(ledger)}
     print_report(report)
+    ledger_path = Path(args.data_dir) / "ledger.json"
+    ledger_path.write_text(
+        json.dumps(
+            {
+                "started_epoch": time.time() - (time.monotonic() - ledger.started),
+                "stores": ledger.store_log,
+                "deleted": sorted(ledger.deleted),
+                "events": ledger.events,
+            }
+        )
+    )
     stop_postgres()  # the one started again is not the one the embedded server knows to stop
     path = write_results("faults", {"args": vars(args), **report})
     print(f"\nresults: {path}")
@@ -138,11 +155,15 @@ def _environment() -> dict[str, str]:
 
 
 def start_server(port: int) -> subprocess.Popen[bytes]:
+    """The server, its warnings and errors to server.log in the data directory (no access
+    logs): a write that failed inside the server shows there with its time."""
     command = [sys.executable, str(ROOT / "manage.py"), "serve", "--no-worker", "--no-migrate"]
     command += ["--port", str(port), "--workers", "2"]
-    return subprocess.Popen(  # no access logs
-        command, env=_environment(), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    log = (Path(os.environ["MEMORY_DATA_DIR"]) / "server.log").open("ab")
+    with log:  # the child keeps its own descriptor
+        return subprocess.Popen(
+            command, env=_environment(), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log
+        )
 
 
 def start_worker() -> subprocess.Popen[bytes]:
@@ -294,6 +315,7 @@ async def client(http: Any, rng: random.Random, ledger: Ledger, stop: asyncio.Ev
             kind = "store"
         text = f"fault test note {rng.randrange(1 << 48)}"
         request: tuple[str, str, dict[str, str] | None]
+        sent = ledger.now()
         if kind == "store":
             request = ("POST", "/api/v1/memories/", {"content": text, "user_id": "u1"})
         elif kind == "update":
@@ -317,6 +339,17 @@ async def client(http: Any, rng: random.Random, ledger: Ledger, stop: asyncio.Ev
             body = response.json()
             ledger.stored[body["id"]] = text
             ledger.stored_at[body["id"]] = ledger.now()
+            ledger.store_log.append(
+                {
+                    "id": body["id"],
+                    "sent_s": sent,
+                    "acknowledged_s": ledger.now(),
+                    "status": response.status_code,
+                    "created": body.get("created"),
+                    "content": text,
+                    "answered_content": body.get("content"),
+                }
+            )
             mine.append(body["id"])
         elif kind == "update":
             body = response.json()
@@ -394,7 +427,8 @@ def verify(project: Any, ledger: Ledger) -> dict[str, Any]:
     updates = set(history.filter(event=HistoryEvent.UPDATE).values_list("memory_id", "new_content"))
     deletes = counts(history.filter(event=HistoryEvent.DELETE), "memory_id")
     missing = [i for i in ledger.stored if i not in rows]
-    twice = [i for i, text in ledger.stored.items() if added.get(text, 0) != 1]
+    # a missing store has no ADD either: counted there, not here as well
+    twice = [i for i, text in ledger.stored.items() if added.get(text, 0) > 1]
     without_add = [i for i in ledger.stored if adds.get(_uuid(i), 0) != 1]
     lost_updates = [
         (i, v)
@@ -407,7 +441,7 @@ def verify(project: Any, ledger: Ledger) -> dict[str, Any]:
         for i in ledger.deleted
         if i not in rows or rows[i].deleted_at is None or deletes.get(_uuid(i), 0) != 1
     ]
-    unacknowledged = len(rows) - len(ledger.stored)
+    unacknowledged = len(set(rows) - set(ledger.stored))  # a missing store offsets none
     return {
         "acknowledged": {
             "stores": len(ledger.stored),
@@ -416,6 +450,7 @@ def verify(project: Any, ledger: Ledger) -> dict[str, Any]:
         },
         "missing_stores": len(missing),
         "missing_acknowledged_at_s": sorted(ledger.stored_at[i] for i in missing)[:20],
+        "missing_details": [missing_detail(project, ledger, i) for i in missing[:20]],
         "stored_more_than_once": len(twice),
         "stores_without_one_add_history": len(without_add),
         "lost_updates": len(lost_updates),
@@ -427,6 +462,29 @@ def verify(project: Any, ledger: Ledger) -> dict[str, Any]:
         .annotate(n=Count("id"))
         .filter(n__gt=1)
         .count(),
+    }
+
+
+def missing_detail(project: Any, ledger: Ledger, memory_id: str) -> dict[str, Any]:
+    """What is known of an acknowledged store that has no row: its answers, and whether
+    its id or text turns up anywhere (another project, the history, a later write)."""
+    from memories.models import Memory, MemoryHistory
+
+    answers = [entry for entry in ledger.store_log if entry["id"] == memory_id]
+    texts = {entry["content"] for entry in answers}
+    return {
+        "id": memory_id,
+        "project_id": project.pk,  # texts repeat from run to run (--seed): others' rows too
+        "answers": answers,
+        "updated": ledger.updated.get(memory_id, []),
+        "deleted": memory_id in ledger.deleted,
+        "rows_with_id_any_project": Memory.objects.filter(pk=_uuid(memory_id)).count(),
+        "history_with_id_any_project": MemoryHistory.objects.filter(
+            memory_id=_uuid(memory_id)
+        ).count(),
+        "rows_with_text": list(
+            Memory.objects.filter(content__in=texts).values_list("id", "project_id", "content")
+        ),
     }
 
 

@@ -22,6 +22,7 @@ from uuid import UUID
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
+from psycopg.pq import TransactionStatus
 
 from entities.models import Entity, EntityMemory, EntityType, Relation
 from entities.scope import GraphScope, memory_graph_scope
@@ -32,6 +33,7 @@ from entities.services.relations_bulk import RelationMention, relations_reinforc
 from entities.services.resolution import entities_resolve_groups
 from memories.models import ContradictionReview, Memory
 from memories.services.contradictions import Verdict, contradiction_record
+from memoryplatform.lib.db_outage import is_db_outage
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
 
@@ -181,7 +183,9 @@ def _extracted_plan(project: Project, memory: Memory) -> _Plan | None:
         return _plan(project, extract(memory.content, self_name=_self_name(memory)), memory)
     except InvalidInput as exc:
         logger.warning("graph extraction skipped for memory %s: %s", memory.pk, exc.message)
-    except Exception:
+    except Exception as exc:
+        if _write_lost(exc):  # an error that aborted the write's transaction fails the write
+            raise
         logger.exception("graph extraction failed for memory %s", memory.pk)
     return None
 
@@ -189,7 +193,10 @@ def _extracted_plan(project: Project, memory: Memory) -> _Plan | None:
 def _apply_stored(project: Project, plans: list[_Plan]) -> None:
     """Extraction must never lose a memory: a failure rolls back only the graph changes. If
     the batch fails as a whole, the names are linked on their own (a failure there fails the
-    write, as it always has) and each memory's extraction gets its own try."""
+    write, as it always has) and each memory's extraction gets its own try. A failure that
+    took the write's transaction with it (the connection lost, the savepoint not rolled back)
+    fails the write: swallowed, the write would be rolled back in silence at the end of its
+    atomic block and answered as stored."""
     extracted = [plan for plan in plans if not plan.named]
     if not extracted:
         _apply_plans(project, plans)
@@ -197,7 +204,9 @@ def _apply_stored(project: Project, plans: list[_Plan]) -> None:
     try:
         with transaction.atomic():
             _apply_plans(project, plans)
-    except Exception:
+    except Exception as exc:
+        if _write_lost(exc):
+            raise
         logger.exception("graph update failed for %d memories; retrying one by one", len(plans))
         if len(plans) > 1:
             _apply_plans(project, [plan for plan in plans if plan.named])
@@ -209,8 +218,23 @@ def _apply_quietly(project: Project, plan: _Plan) -> None:
     try:
         with transaction.atomic():
             _apply_plans(project, [plan])
-    except Exception:
+    except Exception as exc:
+        if _write_lost(exc):
+            raise
         logger.exception("graph extraction failed for memory %s", getattr(plan.memory, "pk", None))
+
+
+def _write_lost(exc: BaseException) -> bool:
+    """Whether a failure of the graph update took the enclosing write's transaction with it:
+    the connection is gone, a savepoint could not be rolled back (Django then marks the
+    transaction for rollback), or an error outside a savepoint aborted the transaction."""
+    if is_db_outage(exc):
+        return True
+    if not connection.in_atomic_block:
+        return False
+    raw = connection.connection
+    aborted = raw is not None and raw.info.transaction_status == TransactionStatus.INERROR
+    return transaction.get_rollback() or aborted
 
 
 @dataclass

@@ -8,8 +8,9 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
+from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
 from memories.models import (
@@ -260,10 +261,19 @@ def _after_inserts(project: Project, results: list[CreateResult], items: list[Me
     from memories.services.consolidation import count_insert
 
     _update_graph(project, results, items)
+    _check_not_doomed()
     created = [result.memory.pk for result in results if result.created]
     if created:
         count_insert(project=project, count=len(created))
         utility_enqueue(project=project, memory_ids=created)
+
+
+def _check_not_doomed() -> None:
+    """Raise if a hook swallowed a failure that doomed the write's transaction (a savepoint
+    that could not be rolled back, a lost connection): the atomic block would otherwise roll
+    the write back without a word, and the caller answer as if it were stored."""
+    if connection.in_atomic_block and transaction.get_rollback():
+        raise TransactionManagementError("the write's transaction failed in a hook")
 
 
 def _update_graph(project: Project, results: list[CreateResult], items: list[MemoryInput]) -> None:
@@ -322,6 +332,7 @@ def memory_update(
     _emit(project, memory, "memory_updated", changes=sorted(changed), version=memory.version)
     if "content" in changed:  # new facts may add or close relations in the graph
         run_hooks("memories_stored", project=project, stored=[(memory, True, [])])
+        _check_not_doomed()
         utility_enqueue(project=project, memory_ids=[memory.pk])
     return memory
 

@@ -39,6 +39,11 @@ a setting made inside the transaction, and a pooled connection may come from ano
 so both make the connection's scope unknown, and the next statement sends it again. A
 connection going back to a pool has its scope cleared.
 
+A COMMIT of a transaction that an error aborted raises (InFailedSqlTransaction) instead of
+what PostgreSQL and psycopg do with it: PostgreSQL answers it with ROLLBACK and psycopg
+returns quietly, so code that caught the error and went on would answer as if its writes were
+stored.
+
 Queries grouped by a model's primary key are grouped by its table's `project_id` too
 (compiler.py): a tenant table's key in the database is `(id, project_id)`.
 
@@ -159,6 +164,14 @@ class DatabaseWrapper(base.DatabaseWrapper):
         return result
 
     def _commit(self) -> None:
+        if self.connection is not None and self.connection.info.transaction_status == _FAILED:
+            # PostgreSQL answers the COMMIT of a transaction an error aborted with ROLLBACK,
+            # and psycopg does not raise: code that swallowed the error would go on as if
+            # its writes were stored. Raise, as the error would have (atomic rolls back).
+            with self.wrap_database_errors:
+                raise psycopg.errors.InFailedSqlTransaction(
+                    "the transaction was aborted by an earlier error and cannot commit"
+                )
         super()._commit()  # type: ignore[misc]
         self.writes.transaction_ended()
 
