@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -104,8 +105,6 @@ def sweep_utility(project_id: int | None = None) -> dict[str, Any]:
     memory's scoring once it commits, but a web process killed between the commit and the
     queueing (or a COMMIT whose answer was lost) queues nothing. This scores the live
     memories not assessed since a change older than SWEEP_GRACE."""
-    from django.conf import settings
-
     from memories.services.utility import memories_score_utility
 
     if not settings.MEMORY_UTILITY_SCORING:

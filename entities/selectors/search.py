@@ -28,6 +28,7 @@ from entities.services.entities import normalize_name
 from entities.services.extraction import STOPWORDS
 from memories.selectors.memories import project_memory_count
 from memories.selectors.search_types import SearchHit, SearchQuery
+from memories.services.content import check_unit_interval
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
 
@@ -265,10 +266,7 @@ def graph_boost_scores(*, project: Project, query: SearchQuery) -> dict[int, flo
 
 
 def _boost_weight(query: SearchQuery) -> float:
-    weight = query.options.get("graph_weight", BOOST_WEIGHT)
-    if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
-        raise InvalidInput("graph_weight must be within [0, 1]", fields={"graph_weight": ["0-1"]})
-    return float(weight)
+    return check_unit_interval("graph_weight", query.options.get("graph_weight", BOOST_WEIGHT))
 
 
 graph_boost.boost_name = "graph"  # type: ignore[attr-defined]

@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from memories.models import Memory
 from memories.selectors.search_types import SearchHit, SearchQuery
-from memoryplatform.lib.errors import InvalidInput
+from memories.services.content import check_unit_interval
 from tenants.models import Project
 
 MONTHS = {
@@ -198,9 +198,7 @@ def _relative(text: str, now: datetime) -> list[Window]:
 def date_weight(query: SearchQuery) -> float:
     weight = query.options.get("date_weight")
     weight = settings.MEMORY_SEARCH_DATE_WEIGHT if weight is None else weight
-    if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
-        raise InvalidInput("date_weight must be within [0, 1]", fields={"date_weight": ["0-1"]})
-    return float(weight)
+    return check_unit_interval("date_weight", weight)
 
 
 def prepare_dates(*, project: Project, query: SearchQuery) -> list[Window]:

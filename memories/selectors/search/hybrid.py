@@ -43,6 +43,7 @@ from memories.selectors.search.semantic import (
     semantic_ranked,
 )
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
+from memories.services.content import check_unit_interval
 from memoryplatform.lib.db_threads import beside
 from memoryplatform.lib.errors import InvalidInput, ProviderError
 from tenants.models import Project
@@ -97,9 +98,7 @@ def _fusion_options(options: dict[str, Any]) -> tuple[str, float]:
         raise InvalidInput("unknown fusion", fields={"fusion": [f"one of {', '.join(FUSIONS)}"]})
     alpha = options.get("alpha")
     alpha = settings.MEMORY_SEARCH_HYBRID_ALPHA if alpha is None else alpha
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 <= alpha <= 1:
-        raise InvalidInput("alpha must be within [0, 1]", fields={"alpha": ["within [0, 1]"]})
-    return fusion, float(alpha)
+    return fusion, check_unit_interval("alpha", alpha)
 
 
 def fuse(keyword: Ranked, semantic: Ranked, options: dict[str, Any]) -> list[SearchHit]:

@@ -29,6 +29,7 @@ from django.conf import settings
 from memories.selectors.search.dispatch import SearchBase, candidate, candidate_columns
 from memories.selectors.search.statements import fetch_with_settings
 from memories.selectors.search_types import SearchHit, SearchQuery
+from memories.services.content import check_unit_interval
 from memoryplatform.lib.errors import InvalidInput
 
 
@@ -40,10 +41,7 @@ def neighbour_options(query: SearchQuery) -> tuple[int, float]:
         raise InvalidInput("neighbours must be 0-5", fields={"neighbours": ["an integer 0-5"]})
     weight = query.options.get("neighbour_weight")
     weight = settings.MEMORY_SEARCH_NEIGHBOUR_WEIGHT if weight is None else weight
-    if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
-        message = "neighbour_weight must be within [0, 1]"
-        raise InvalidInput(message, fields={"neighbour_weight": ["within [0, 1]"]})
-    return width, float(weight)
+    return width, check_unit_interval("neighbour_weight", weight)
 
 
 def add_neighbours(base: SearchBase, hits: list[SearchHit], query: SearchQuery) -> list[SearchHit]:
