@@ -26,6 +26,7 @@ and the new entities go one by one; a name created meanwhile is folded into the 
 
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,32 +94,36 @@ def _probe_key(spec: EntitySpec) -> tuple[str, str, GraphScope]:
     return entity_embedding_text(spec), spec.entity_type, spec.scope
 
 
-def _in_reach(entity: Entity, scope: GraphScope) -> bool:
-    """A spec of `scope` may match `entity`: the same scope, or the project-wide graph."""
-    return GraphScope.of(entity) in (scope, SHARED)
+def _reach(scope: GraphScope) -> tuple[GraphScope, ...]:
+    """The scopes whose entities a spec of `scope` may match: its own, and the project-wide
+    graph."""
+    return (scope,) if scope == SHARED else (scope, SHARED)
 
 
-def _eligible(entity: Entity, spec: EntitySpec) -> bool:
-    typed = spec.entity_type == EntityType.UNKNOWN or entity.entity_type in (
+def _typed_for(entity: Entity, spec: EntitySpec) -> bool:
+    return spec.entity_type == EntityType.UNKNOWN or entity.entity_type in (
         spec.entity_type,
         EntityType.UNKNOWN,
     )
-    return typed and _in_reach(entity, spec.scope)
 
 
 @dataclass
 class _Batch:
-    """The entities a batch can touch, in memory, addressed by slot."""
+    """The entities a batch can touch, in memory, addressed by slot and indexed by (key,
+    scope): a bulk import for many users loads the same names in every user's graph, and a
+    spec looks only at its own scope's and the project-wide ones."""
 
     project: Project
     loaded_keys: set[str]  # every entity carrying one of these keys is in `entities`
     entities: list[Entity] = field(default_factory=list)
+    scopes: list[GraphScope] = field(default_factory=list)  # slot -> its entity's scope
     slot_of_pk: dict[int, int] = field(default_factory=dict)
-    by_key: dict[str, list[int]] = field(default_factory=dict)
+    by_key: dict[tuple[str, GraphScope], list[int]] = field(default_factory=dict)  # oldest first
     new: list[int] = field(default_factory=list)
     dirty: dict[int, set[str]] = field(default_factory=dict)
     vectors: dict[str, list[float] | None] = field(default_factory=dict)
-    unit: dict[int, np.ndarray] = field(default_factory=dict)  # new slot -> unit vector
+    # new slots' unit vectors, by scope
+    unit: dict[GraphScope, dict[int, np.ndarray]] = field(default_factory=dict)
     near: dict[tuple[str, str], list[tuple[int, float]]] = field(default_factory=dict)
 
     @classmethod
@@ -148,6 +153,7 @@ class _Batch:
             return self.slot_of_pk[entity.pk]
         slot = len(self.entities)
         self.entities.append(entity)
+        self.scopes.append(GraphScope.of(entity))
         if entity.pk is not None:
             self.slot_of_pk[entity.pk] = slot
         self._index(slot)
@@ -155,10 +161,14 @@ class _Batch:
 
     def _index(self, slot: int) -> None:
         for key in self.entities[slot].lookup_keys:
-            slots = self.by_key.setdefault(key, [])
+            slots = self.by_key.setdefault((key, self.scopes[slot]), [])
             if slot not in slots:
-                slots.append(slot)
-                slots.sort(key=self._age)
+                insort(slots, slot, key=self._age)
+
+    def _keyed(self, key: str, scope: GraphScope) -> list[int]:
+        """The slots carrying `key` that a spec of `scope` may match, oldest first."""
+        slots = [slot for reach in _reach(scope) for slot in self.by_key.get((key, reach), [])]
+        return sorted(slots, key=self._age) if scope != SHARED else slots
 
     def _age(self, slot: int) -> tuple:
         entity = self.entities[slot]  # oldest first, as `_match_by_key` orders them
@@ -200,11 +210,7 @@ class _Batch:
             self.add(entity)
 
     def match(self, spec: EntitySpec) -> int | None:
-        slots = [
-            slot
-            for slot in self.by_key.get(normalize_name(spec.name), [])
-            if _in_reach(self.entities[slot], spec.scope)
-        ]
+        slots = self._keyed(normalize_name(spec.name), spec.scope)
         chosen = pick_by_key([self.entities[slot] for slot in slots], spec)
         if chosen is None:
             return None
@@ -232,21 +238,26 @@ class _Batch:
         slot = self.add(entity_from_spec(self.project, spec, vector))
         self.new.append(slot)
         if vector is not None:
-            self.unit[slot] = _unit(vector)
+            self.unit.setdefault(spec.scope, {})[slot] = _unit(vector)
         return slot
 
     def nearest(self, spec: EntitySpec, vector: list[float]) -> int | None:
-        candidates = [
-            (distance, self.slot_of_pk[pk])
-            for pk, distance in self.near.get(_probe_key(spec), [])
-            if _eligible(self.entities[self.slot_of_pk[pk]], spec)
+        reach = _reach(spec.scope)
+        stored = [
+            (distance, self.slot_of_pk[pk]) for pk, distance in self.near.get(_probe_key(spec), [])
         ]
-        if self.unit:
+        candidates = [
+            (distance, slot)
+            for distance, slot in stored
+            if self.scopes[slot] in reach and _typed_for(self.entities[slot], spec)
+        ]
+        units = [(slot, unit) for scope in reach for slot, unit in self.unit.get(scope, {}).items()]
+        if units:
             query = _unit(vector)
             candidates += [
                 (1.0 - float(query @ unit), slot)
-                for slot, unit in self.unit.items()
-                if _eligible(self.entities[slot], spec)
+                for slot, unit in units
+                if _typed_for(self.entities[slot], spec)
             ]
         best = min(candidates, default=None)
         return best[1] if best is not None and best[0] <= MAX_DISTANCE else None
@@ -267,8 +278,7 @@ class _Batch:
         return any(
             self.entities[slot].normalized_name == name
             and self.entities[slot].entity_type == entity_type
-            and GraphScope.of(self.entities[slot]) == scope
-            for slot in self.by_key.get(name, [])
+            for slot in self.by_key.get((name, scope), [])
         )
 
     def _save_changed(self) -> None:
