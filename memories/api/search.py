@@ -44,6 +44,26 @@ class SearchRequestSerializer(MemoryFilterSerializer):
     token_budget = serializers.IntegerField(min_value=1, required=False)
     fusion = serializers.ChoiceField(choices=FUSIONS, required=False)
     alpha = StrictFloatField(min_value=0.0, max_value=1.0, required=False)
+    neighbours = serializers.IntegerField(
+        min_value=0,
+        max_value=5,
+        required=False,
+        help_text="hybrid: memories on each side of the best hits in their run that come in "
+        "with a share of the hit's relevance (0 switches it off; default "
+        "MEMORY_SEARCH_NEIGHBOURS)",
+    )
+    neighbour_weight = StrictFloatField(
+        min_value=0.0,
+        max_value=1.0,
+        required=False,
+        help_text="hybrid: the share of a hit's relevance its adjacent memory gets",
+    )
+    date_weight = StrictFloatField(
+        min_value=0.0,
+        max_value=1.0,
+        required=False,
+        help_text="hybrid: added to memories dated when the question names (0 switches it off)",
+    )
     sources = CommaListField(
         child=StrictCharField(),
         required=False,
@@ -77,6 +97,10 @@ class SearchRequestSerializer(MemoryFilterSerializer):
         return attrs
 
 
+# the request fields passed to the search as its options
+SEARCH_OPTIONS = ("fusion", "alpha", "session_id", "neighbours", "neighbour_weight", "date_weight")
+
+
 class SearchResponseSerializer(serializers.Serializer):
     results = ScoreSerializer(many=True)
     count = serializers.IntegerField()
@@ -89,7 +113,7 @@ class SearchResponseSerializer(serializers.Serializer):
 
 
 def search_query_from(data: dict[str, Any]) -> SearchQuery:
-    options = {name: data[name] for name in ("fusion", "alpha", "session_id") if name in data}
+    options = {name: data[name] for name in SEARCH_OPTIONS if name in data}
     return SearchQuery(
         text=data["query"],
         mode=data["mode"],

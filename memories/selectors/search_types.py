@@ -36,6 +36,7 @@ class Candidate:
     __slots__ = (
         "created_at",
         "effective_confidence",
+        "occurred_at",
         "pk",
         "run_id",
         "token_count",
@@ -49,12 +50,14 @@ class Candidate:
         token_count: int,
         utility_score: float | None = None,
         run_id: str | None = None,
+        occurred_at: Any = None,
     ) -> None:
         self.pk = pk
         self.created_at = created_at
         self.token_count = token_count
         self.utility_score = utility_score
         self.run_id = run_id
+        self.occurred_at = occurred_at
 
     @property
     def id(self) -> Any:

@@ -88,6 +88,22 @@ def test_search_answers_in_every_mode_and_with_every_kind_of_filter(client: Clie
     assert budgeted["tokens"] <= 8
 
 
+def test_search_takes_the_hybrid_tuning_options(client: Client) -> None:
+    client.memories.create_many(
+        [
+            {"content": "Ana: how was the pottery class?", "run_id": "chat", "user_id": "u1"},
+            {"content": "Ben: lovely, I made two bowls", "run_id": "chat", "user_id": "u1"},
+        ]
+    )
+    search, floor = client.memories.search, 0.6  # only the question is similar enough
+    around = search("pottery class", neighbours=1, neighbour_weight=0.5, min_similarity=floor)
+    assert "Ben: lovely, I made two bowls" in [hit["content"] for hit in around["results"]]
+    alone = search("pottery class", neighbours=0, date_weight=0.0, min_similarity=floor)
+    assert [hit["content"] for hit in alone["results"]] == ["Ana: how was the pottery class?"]
+    in_url = client.memories.search_get("pottery class", neighbours=0, min_similarity=floor)
+    assert len(in_url["results"]) == 1
+
+
 def test_pagination_helpers_iterate_over_every_page(client: Client) -> None:
     facts = [
         "The harbour opens at six",

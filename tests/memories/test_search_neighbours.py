@@ -76,3 +76,30 @@ def test_bad_neighbour_options_are_refused(alice):
         query = SearchQuery(text="pottery", mode="hybrid", filters=MemoryFilters(), options=options)
         with pytest.raises(InvalidInput):
             memory_search(project=project, query=query)
+
+
+def test_a_conversation_imported_out_of_order_has_its_neighbours_in_the_order_said(alice, remember):
+    """The answer was stored first, today's turns next, the question last; each carries when
+    it was said, and that is the order neighbours follow."""
+    last_week, today = "2026-03-02T10:00:00Z", "2026-03-09T10:00:00Z"
+    remember(ANSWER, run_id="chat-1", occurred_at="2026-03-02T10:01:00Z")
+    remember("Caroline: I painted a sunset over the lake.", run_id="chat-1", occurred_at=today)
+    remember("Melanie: My kids started swimming lessons.", run_id="chat-1", occurred_at=today)
+    remember(QUESTION, run_id="chat-1", occurred_at=last_week)
+    results = search(alice, query="pottery workshop", neighbours=1)
+    parts = {hit["content"]: hit["score_parts"].get("neighbour", 0.0) for hit in results}
+    assert results[0]["content"] == QUESTION
+    assert parts[ANSWER] > 0
+    assert "Melanie: My kids started swimming lessons." not in parts  # stored next, said later
+
+
+def test_search_takes_the_neighbour_and_date_options(alice, remember):
+    conversation(remember)
+    contents = [hit["content"] for hit in search(alice, query="pottery workshop", neighbours=0)]
+    assert contents == [QUESTION]
+    weighted = search(alice, query="pottery workshop", neighbour_weight=0.5, date_weight=0.1)
+    assert ANSWER in [hit["content"] for hit in weighted]
+    for body in ({"neighbours": 9}, {"neighbour_weight": 1.5}, {"date_weight": -1}):
+        response = alice.post(URL, {"query": "pottery", **body})
+        assert response.status_code == 400, response.json()
+        assert set(body) <= set(response.json()["error"]["fields"])

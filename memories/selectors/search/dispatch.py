@@ -42,7 +42,7 @@ HYBRID_BOOSTS: list[str] = [
 # What ranking reads of a candidate (plus effective_confidence): modes load candidates as
 # `Candidate`s of these columns and the dispatcher loads whole rows for the returned page alone.
 # The run and the time place a hit among what was said around it (search/neighbours.py).
-CANDIDATE_FIELDS = ("id", "created_at", "token_count", "utility_score", "run_id")
+CANDIDATE_FIELDS = ("id", "created_at", "token_count", "utility_score", "run_id", "occurred_at")
 
 
 @functools.cache
@@ -54,8 +54,10 @@ def candidate_columns() -> tuple[str, ...]:
 
 def candidate(row: Any, effective_confidence: float | None = None) -> Candidate:
     """The Candidate of a statement row starting with candidate_columns()."""
-    pk, created_at, token_count, utility, run_id = (row[i] for i in _candidate_positions())
-    found = Candidate(pk, created_at, token_count, utility, run_id)
+    pk, created_at, token_count, utility, run_id, occurred = (
+        row[i] for i in _candidate_positions()
+    )
+    found = Candidate(pk, created_at, token_count, utility, run_id, occurred)
     if effective_confidence is not None:
         found.effective_confidence = effective_confidence
     return found

@@ -4,12 +4,14 @@ A conversation stored turn by turn answers a question across neighbouring turns:
 Caroline go to the support group?" matches the turn that asks about it, and the answer is
 the next one ("I went yesterday..."), which shares no word with the question. Hybrid search
 therefore adds to the `width` memories on each side of its best `seeds` hits, in the same run
-(`run_id`) and ordered by `created_at`, a share of the hit's relevance: `weight` × relevance
+(`run_id`) and ordered by when they happened (`occurred_at`, else when they were stored; then
+the order they were stored in), a share of the hit's relevance: `weight` × relevance
 / distance (1 for the adjacent memory, 2 for the next...). A neighbour already found gets it
 added to its own relevance; one not found becomes a hit with that share alone (`parts`
 name it `neighbour`). Neighbours are read through the search's own filtered memories, so a
 memory the filters or the tenant exclude never comes in this way; hits without a run have
-no neighbours and cost nothing.
+no neighbours and cost nothing. A conversation imported out of order (last week's turns after
+today's, each with its `occurred_at`) has its neighbours in the order they were said.
 
 On the LoCoMo development conversations, turns stored plainly: hybrid R@10 0.689 without,
 0.738 with (0.734 with the parameters chosen leave-one-conversation-out; docs/benchmarks.md).
@@ -69,23 +71,28 @@ def _neighbours(
     base: SearchBase, seeds: list[SearchHit], width: int
 ) -> list[tuple[SearchHit, Any, int]]:
     """(seed, neighbour candidate, distance) for the `width` memories before and after each
-    seed in its run, within the search's base, in one statement."""
+    seed in its run, within the search's base, in one statement; a run's order is
+    `_position`'s."""
     fields = list(candidate_columns())
     columns = ", ".join(f"b.{name}" for name in (*fields, "ec"))
+    position = "(COALESCE(b.occurred_at, b.created_at), b.created_at, b.id)"
     side = (
         f"SELECT {columns}, %s AS side FROM {base.source('b')}"
-        " WHERE b.run_id = s.run AND (b.created_at, b.id) {op} (s.at, s.i)"
-        " ORDER BY b.created_at {order}, b.id {order} LIMIT %s"
+        f" WHERE b.run_id = s.run AND {position} {{op}} (s.w, s.at, s.i)"
+        " ORDER BY COALESCE(b.occurred_at, b.created_at) {order}, b.created_at {order},"
+        " b.id {order} LIMIT %s"
     )
     before = side.format(op="<", order="DESC")
     after = side.format(op=">", order="ASC")
     sql = (
-        f"SELECT s.i, n.* FROM unnest(%s::uuid[], %s::text[], %s::timestamptz[]) AS s(i, run, at)"
+        "SELECT s.i, n.* FROM unnest(%s::uuid[], %s::text[], %s::timestamptz[],"
+        " %s::timestamptz[]) AS s(i, run, w, at)"
         f" CROSS JOIN LATERAL (({before}) UNION ALL ({after})) AS n"
     )
     params = [
         [seed.memory.pk for seed in seeds],
         [seed.memory.run_id for seed in seeds],
+        [_position(seed.memory)[0] for seed in seeds],
         [seed.memory.created_at for seed in seeds],
         -1,
         *base.params,
@@ -99,10 +106,16 @@ def _neighbours(
     sides: dict[tuple[Any, int], list[tuple[Any, Any]]] = defaultdict(list)
     for row in rows:
         found = candidate(row[1:], row[1 + len(fields)] if base.confidence else None)
-        sides[(row[0], row[-1])].append((found.created_at, found))
+        sides[(row[0], row[-1])].append((_position(found), found))
     out = []
     for (seed_id, direction), found in sides.items():
         found.sort(key=lambda pair: pair[0], reverse=direction < 0)
         for distance, (_, memory) in enumerate(found, start=1):
             out.append((seed_of[seed_id], memory, distance))
     return out
+
+
+def _position(memory: Any) -> tuple[Any, Any, Any]:
+    """Where a memory stands in its run: when it happened (else when it was stored), then when
+    it was stored, then its id."""
+    return (memory.occurred_at or memory.created_at, memory.created_at, memory.pk)

@@ -135,10 +135,15 @@ class AsyncMemories(_Area):
         token_budget: int | None = None,
         fusion: Fusion | None = None,
         alpha: float | None = None,
+        neighbours: int | None = None,
+        neighbour_weight: float | None = None,
+        date_weight: float | None = None,
         **filters: Unpack[MemoryFilters],
     ) -> SearchResponse:
         """Search by meaning and keywords (`mode`: hybrid by default, keyword, semantic,
-        graph); each result has `score` and `score_parts`. Returned memories are reinforced."""
+        graph); each result has `score` and `score_parts`. Returned memories are reinforced.
+        Hybrid tuning: `fusion`, `alpha`, `neighbours` (memories each side of the best hits in
+        their run), `neighbour_weight`, `date_weight` (dates the question names)."""
         json = _http.body(
             query=query,
             mode=mode,
@@ -148,6 +153,9 @@ class AsyncMemories(_Area):
             token_budget=token_budget,
             fusion=fusion,
             alpha=alpha,
+            neighbours=neighbours,
+            neighbour_weight=neighbour_weight,
+            date_weight=date_weight,
             **_http.filter_body(dict(filters)),
         )
         return await self._client._call("memories.search", json=json)
@@ -163,6 +171,9 @@ class AsyncMemories(_Area):
         token_budget: int | None = None,
         fusion: Fusion | None = None,
         alpha: float | None = None,
+        neighbours: int | None = None,
+        neighbour_weight: float | None = None,
+        date_weight: float | None = None,
         **filters: Unpack[MemoryFilters],
     ) -> SearchResponse:
         """The same search as `search`, sent as `GET /memories/search/?q=...`."""
@@ -175,6 +186,9 @@ class AsyncMemories(_Area):
             token_budget=token_budget,
             fusion=fusion,
             alpha=alpha,
+            neighbours=neighbours,
+            neighbour_weight=neighbour_weight,
+            date_weight=date_weight,
             **filters,
         )
         return await self._client._call("memories.search_get", params=params)
@@ -188,6 +202,9 @@ class AsyncMemories(_Area):
         min_similarity: float | None = None,
         fusion: Fusion | None = None,
         alpha: float | None = None,
+        neighbours: int | None = None,
+        neighbour_weight: float | None = None,
+        date_weight: float | None = None,
         **filters: Unpack[MemoryFilters],
     ) -> AsyncIterator[ScoredMemory]:
         """Search results page after page, as deep as the platform pages search (offset
@@ -198,6 +215,9 @@ class AsyncMemories(_Area):
             min_similarity=min_similarity,
             fusion=fusion,
             alpha=alpha,
+            neighbours=neighbours,
+            neighbour_weight=neighbour_weight,
+            date_weight=date_weight,
             **_http.filter_body(dict(filters)),
         )
         async for hit in self._client._pages(

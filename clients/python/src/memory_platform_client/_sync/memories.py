@@ -133,10 +133,15 @@ class Memories(_Area):
         token_budget: int | None = None,
         fusion: Fusion | None = None,
         alpha: float | None = None,
+        neighbours: int | None = None,
+        neighbour_weight: float | None = None,
+        date_weight: float | None = None,
         **filters: Unpack[MemoryFilters],
     ) -> SearchResponse:
         """Search by meaning and keywords (`mode`: hybrid by default, keyword, semantic,
-        graph); each result has `score` and `score_parts`. Returned memories are reinforced."""
+        graph); each result has `score` and `score_parts`. Returned memories are reinforced.
+        Hybrid tuning: `fusion`, `alpha`, `neighbours` (memories each side of the best hits in
+        their run), `neighbour_weight`, `date_weight` (dates the question names)."""
         json = _http.body(
             query=query,
             mode=mode,
@@ -146,6 +151,9 @@ class Memories(_Area):
             token_budget=token_budget,
             fusion=fusion,
             alpha=alpha,
+            neighbours=neighbours,
+            neighbour_weight=neighbour_weight,
+            date_weight=date_weight,
             **_http.filter_body(dict(filters)),
         )
         return self._client._call("memories.search", json=json)
@@ -161,6 +169,9 @@ class Memories(_Area):
         token_budget: int | None = None,
         fusion: Fusion | None = None,
         alpha: float | None = None,
+        neighbours: int | None = None,
+        neighbour_weight: float | None = None,
+        date_weight: float | None = None,
         **filters: Unpack[MemoryFilters],
     ) -> SearchResponse:
         """The same search as `search`, sent as `GET /memories/search/?q=...`."""
@@ -173,6 +184,9 @@ class Memories(_Area):
             token_budget=token_budget,
             fusion=fusion,
             alpha=alpha,
+            neighbours=neighbours,
+            neighbour_weight=neighbour_weight,
+            date_weight=date_weight,
             **filters,
         )
         return self._client._call("memories.search_get", params=params)
@@ -186,6 +200,9 @@ class Memories(_Area):
         min_similarity: float | None = None,
         fusion: Fusion | None = None,
         alpha: float | None = None,
+        neighbours: int | None = None,
+        neighbour_weight: float | None = None,
+        date_weight: float | None = None,
         **filters: Unpack[MemoryFilters],
     ) -> Iterator[ScoredMemory]:
         """Search results page after page, as deep as the platform pages search (offset
@@ -196,6 +213,9 @@ class Memories(_Area):
             min_similarity=min_similarity,
             fusion=fusion,
             alpha=alpha,
+            neighbours=neighbours,
+            neighbour_weight=neighbour_weight,
+            date_weight=date_weight,
             **_http.filter_body(dict(filters)),
         )
         for hit in self._client._pages(
