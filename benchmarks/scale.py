@@ -178,6 +178,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="measure the live memories the N left (no further ones stored to make up merges)",
     )
+    parser.add_argument(
+        "--no-consolidation",
+        action="store_true",
+        help="with --near-duplicates consolidation: measure the store as the import left it, "
+        "before the consolidation job merges its near-duplicates (a million in one session)",
+    )
     parser.add_argument("--no-http", action="store_true")
     parser.add_argument(
         "--no-maintenance",
@@ -328,7 +334,7 @@ def deferred_jobs(
             out["indexed"] = index_pending_vectors(project=project).indexed
         out["indexing_seconds"] = round(timer.seconds, 1)
         seconds += timer.seconds
-    if args.near_duplicates == "consolidation":
+    if args.near_duplicates == "consolidation" and not args.no_consolidation:
         print("consolidating what the ingest stored...")
         with Timer() as timer:
             report = memories_consolidate(project=project, actor=command("bench"), since=started)
