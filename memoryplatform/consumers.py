@@ -1,4 +1,5 @@
-"""The websocket live feed: `ws/events/?api_key=<key>` (or an Authorization header).
+"""The websocket live feed: `ws/events/?api_key=<key>` (or an Authorization header), or an
+OAuth access token meant for this server (`Authorization: Bearer <token>`).
 
 It only authenticates, authorizes (read scope) and forwards the project's events, the ones
 the client subscribed to: `types=a,b`, `user_id=`, `agent_id=`, `run_id=` on connect or
@@ -19,9 +20,8 @@ from memoryplatform import metrics
 from memoryplatform.events import InvalidSubscription, Subscription, events_since, project_group
 from memoryplatform.lib.db_threads import database_call
 from tenants import streams
-from tenants.auth import raw_key_from_headers
+from tenants.auth import StreamCredential, asgi_resource, stream_credential
 from tenants.models import ApiKey
-from tenants.services import api_key_still_usable, api_key_verify
 from tenants.streams import StreamSlot
 
 UNAUTHORIZED = 4401
@@ -44,12 +44,14 @@ def _last_event_id(value: Any) -> int | None:
         raise InvalidSubscription("last_event_id must be an event id (an integer)") from None
 
 
-def _raw_key(scope: dict[str, Any]) -> str | None:
+def _credential(scope: dict[str, Any]) -> StreamCredential | None:
     headers = {name.decode().lower(): value.decode() for name, value in scope.get("headers", [])}
     query = parse_qs(scope.get("query_string", b"").decode())
-    from_query = (query.get("api_key") or [None])[0]
-    return raw_key_from_headers(
-        headers.get("authorization"), headers.get("x-api-key") or from_query
+    return stream_credential(
+        authorization=headers.get("authorization"),
+        x_api_key=headers.get("x-api-key"),
+        query_key=(query.get("api_key") or [None])[0],
+        resource=asgi_resource(scope),
     )
 
 
@@ -64,8 +66,8 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
     last_sent: int = 0  # the newest event id sent: a replay and the live feed never repeat one
 
     async def connect(self) -> None:
-        raw_key = _raw_key(self.scope)
-        api_key: ApiKey | None = await database_call(api_key_verify, raw_key) if raw_key else None
+        credential = _credential(self.scope)
+        api_key: ApiKey | None = await database_call(credential.verify) if credential else None
         # Refused after the handshake, with a close code: a client sees why (4401: no usable
         # key, 4403: no read scope); refusing the handshake shows only an HTTP 403.
         if api_key is None:
@@ -87,7 +89,8 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
         metrics.connection_opened("websocket")
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
-        self.watch = asyncio.create_task(self._close_when_revoked(api_key.pk))
+        assert credential is not None
+        self.watch = asyncio.create_task(self._close_when_revoked(credential, api_key))
         query = _query(self.scope)
         try:
             resume_after = _last_event_id(query.pop("last_event_id", None))
@@ -127,12 +130,12 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
         sent = [await self._forward(event) for event in missed]
         await self.send_json({"type": "replayed", "count": sum(sent), "after": after})
 
-    async def _close_when_revoked(self, api_key_id: int) -> None:
+    async def _close_when_revoked(self, credential: StreamCredential, api_key: ApiKey) -> None:
         """Check the key again every MEMORY_KEY_RECHECK_SECONDS; a revoked or expired key
         ends the connection (4401), as it would have refused it."""
         while True:
             await asyncio.sleep(settings.MEMORY_KEY_RECHECK_SECONDS)
-            if not await database_call(api_key_still_usable, api_key_id):
+            if not await database_call(credential.still_usable, api_key):
                 await self.close(code=UNAUTHORIZED)
                 return
 

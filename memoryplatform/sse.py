@@ -10,9 +10,10 @@ first gets the buffered events it missed. Filters as query parameters: `types=a,
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from channels.layers import get_channel_layer
 from django.conf import settings
@@ -29,12 +30,11 @@ from memoryplatform.events import (
 )
 from memoryplatform.lib.db_threads import database_call
 from tenants import streams
-from tenants.auth import raw_key_from_headers
-from tenants.services import api_key_still_usable, api_key_verify
+from tenants.auth import stream_credential
 from tenants.streams import StreamSlot
 
 KEEPALIVE_SECONDS = 15.0
-REVOKED = "the API key was revoked or has expired"
+REVOKED = "the API key or access token was revoked or has expired"
 
 
 def _error(status: int, code: str, message: str) -> JsonResponse:
@@ -47,7 +47,11 @@ def _frame(event: Event) -> str:
 
 
 async def _stream(
-    group: str, slug: str, api_key_id: int, subscription: Subscription, resume_after: int | None
+    group: str,
+    slug: str,
+    still_usable: Callable[[], bool],
+    subscription: Subscription,
+    resume_after: int | None,
 ) -> AsyncIterator[str]:
     layer = get_channel_layer()
     channel = await layer.new_channel()
@@ -65,7 +69,7 @@ async def _stream(
                     yield _frame(event)
         while True:
             if time.monotonic() - checked >= settings.MEMORY_KEY_RECHECK_SECONDS:
-                if not await database_call(api_key_still_usable, api_key_id):
+                if not await database_call(still_usable):
                     yield f"event: revoked\ndata: {json.dumps({'reason': REVOKED})}\n\n"
                     return
                 checked = time.monotonic()
@@ -89,15 +93,21 @@ async def _stream(
 async def events(request: HttpRequest) -> HttpResponse:
     if request.method != "GET":
         return _error(405, "method_not_allowed", "Use GET.")
-    raw_key = raw_key_from_headers(
-        request.headers.get("Authorization"),
-        request.headers.get("X-API-Key") or request.GET.get("api_key"),
+    credential = stream_credential(
+        authorization=request.headers.get("Authorization"),
+        x_api_key=request.headers.get("X-API-Key"),
+        query_key=request.GET.get("api_key"),
+        resource=request.build_absolute_uri(request.path),
     )
-    api_key = await database_call(api_key_verify, raw_key) if raw_key else None
+    api_key = await database_call(credential.verify) if credential else None
     if api_key is None:
-        return _error(401, "not_authenticated", "A valid API key is required.")
+        return _error(
+            401, "not_authenticated", "A valid API key or OAuth access token is required."
+        )
     if not api_key.has_scope("read"):
-        return _error(403, "permission_denied", "This API key lacks the 'read' scope.")
+        return _error(
+            403, "permission_denied", "This API key or access token lacks the 'read' scope."
+        )
     try:
         subscription, resume_after = _subscription(request)
     except InvalidSubscription as exc:
@@ -111,7 +121,7 @@ async def events(request: HttpRequest) -> HttpResponse:
         _stream(
             project_group(api_key.project_id),
             api_key.project.slug,
-            api_key.pk,
+            functools.partial(credential.still_usable, api_key),
             subscription,
             resume_after,
         )

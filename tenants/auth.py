@@ -1,6 +1,7 @@
 """REST authentication by API key: `Authorization: Bearer <key>` (or `Token <key>`, as mem0's
 clients send it) or `X-API-Key: <key>`. An OAuth access token (tenants/oauth) is accepted
-in the same places: it stands for the API key that authorized it, narrowed to its scopes."""
+in the same places: it stands for the API key that authorized it, narrowed to its scopes.
+The live feeds (websocket and SSE) take the same credentials through `StreamCredential`."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from memoryplatform.db.router import note_key
 from memoryplatform.lib.rls import enter_project
 from tenants.models import ApiKey, Project
 from tenants.oauth.services import bearer_verify
+from tenants.services import KEY_PREFIX, api_key_still_usable
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,46 @@ def raw_key_from_headers(authorization: str | None, x_api_key: str | None) -> st
         if scheme.lower() in ("bearer", "token") and token.strip():  # Token: mem0's clients
             return token.strip()
     return None
+
+
+@dataclass(frozen=True)
+class StreamCredential:
+    """A long-lived stream's bearer credential (an API key or an OAuth access token) and the
+    URL it was presented to (a token is accepted only where it is meant for, RFC 8707)."""
+
+    raw: str
+    resource: str
+
+    def verify(self) -> ApiKey | None:
+        """The key it stands for (a token's narrowed to its scopes), or None."""
+        return bearer_verify(self.raw, self.resource)
+
+    def still_usable(self, api_key: ApiKey) -> bool:
+        """Asked every MEMORY_KEY_RECHECK_SECONDS: the key neither revoked nor expired, and a
+        token besides neither revoked nor expired."""
+        if self.raw.startswith(KEY_PREFIX):
+            return api_key_still_usable(api_key.pk)
+        return self.verify() is not None
+
+
+def stream_credential(
+    *, authorization: str | None, x_api_key: str | None, query_key: str | None, resource: str
+) -> StreamCredential | None:
+    """A live feed's credential: from the headers, else `?api_key=` (for browsers, which send
+    no header), and there an API key only: a token in a URL ends up in access logs."""
+    raw = raw_key_from_headers(authorization, x_api_key)
+    if raw is None and query_key and query_key.strip().startswith(KEY_PREFIX):
+        raw = query_key.strip()
+    return StreamCredential(raw, resource) if raw else None
+
+
+def asgi_resource(scope: dict[str, Any]) -> str:
+    """The http(s) URL of an ASGI connection (a websocket's `ws://` read as `http://`)."""
+    headers = {name.decode().lower(): value.decode() for name, value in scope.get("headers", [])}
+    scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
+    server = scope.get("server") or ("localhost", None)
+    host = headers.get("host") or (f"{server[0]}:{server[1]}" if server[1] else server[0])
+    return f"{scheme}://{host}{scope.get('path', '/')}"
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):

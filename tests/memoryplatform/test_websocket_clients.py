@@ -60,3 +60,51 @@ async def test_a_browser_from_another_site_is_refused_and_a_bad_key_closes(live_
         with pytest.raises(websockets.ConnectionClosed) as closed:
             await bad.recv()
         assert closed.value.rcvd.code == 4401
+
+
+async def test_an_oauth_client_follows_the_live_feed_with_its_access_token(
+    live_server_mcp,  # noqa: F811
+    settings,
+):
+    """An MCP client that signed in with OAuth holds a token, not a key: the websocket feed
+    and the SSE stream take it, and end when it is revoked."""
+    from django.test import Client
+    from oauth2_provider.models import AccessToken
+
+    from tests.tenants.oauth_helpers import token_for
+
+    settings.MEMORY_KEY_RECHECK_SECONDS = 0.2
+    alice = await sync_to_async(make_tenant)("alice")
+    tokens = await sync_to_async(token_for)(Client(), alice.key, scope="read")
+    headers = {"Authorization": f"Bearer {tokens['access_token']}"}
+    async with websockets.connect(_ws_url(live_server_mcp), additional_headers=headers) as feed:
+        assert (await _next_event(feed, "subscribed"))["project"] == "alice"
+        async with httpx.AsyncClient(base_url=live_server_mcp.url, timeout=30) as http:
+            response = await http.post(
+                "/api/v1/memories/",
+                json={"content": "Alice likes tea", "user_id": "u1"},
+                headers={"Authorization": f"Bearer {alice.key}"},
+            )
+            assert response.status_code == 201, response.text
+            created = await _next_event(feed, "memory_created")
+            assert created["data"]["content"] == "Alice likes tea"
+            async with http.stream("GET", "/api/v1/events/", headers=headers) as stream:
+                assert stream.status_code == 200
+                await sync_to_async(AccessToken.objects.all().delete)()  # revoked
+                body = b"".join([chunk async for chunk in stream.aiter_bytes()])
+                assert b"event: revoked" in body
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            while True:  # the events the write sent, then the close
+                await asyncio.wait_for(feed.recv(), 10)
+        assert closed.value.rcvd.code == 4401
+
+    # a made-up token, and a good one in the URL (where access logs would keep it)
+    fresh = await sync_to_async(token_for)(Client(), alice.key, scope="read")
+    for url, headers in (
+        (_ws_url(live_server_mcp), {"Authorization": "Bearer not-a-token"}),
+        (f"{_ws_url(live_server_mcp)}?api_key={fresh['access_token']}", {}),
+    ):
+        async with websockets.connect(url, additional_headers=headers) as feed:
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                await asyncio.wait_for(feed.recv(), 10)
+            assert closed.value.rcvd.code == 4401
