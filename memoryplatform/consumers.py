@@ -20,7 +20,7 @@ from memoryplatform import metrics
 from memoryplatform.events import InvalidSubscription, Subscription, events_since, project_group
 from memoryplatform.lib.db_threads import database_call
 from tenants import streams
-from tenants.auth import StreamCredential, asgi_resource, stream_credential
+from tenants.auth import StreamCredential, asgi_stream_credential
 from tenants.models import ApiKey
 from tenants.streams import StreamSlot
 
@@ -44,17 +44,6 @@ def _last_event_id(value: Any) -> int | None:
         raise InvalidSubscription("last_event_id must be an event id (an integer)") from None
 
 
-def _credential(scope: dict[str, Any]) -> StreamCredential | None:
-    headers = {name.decode().lower(): value.decode() for name, value in scope.get("headers", [])}
-    query = parse_qs(scope.get("query_string", b"").decode())
-    return stream_credential(
-        authorization=headers.get("authorization"),
-        x_api_key=headers.get("x-api-key"),
-        query_key=(query.get("api_key") or [None])[0],
-        resource=asgi_resource(scope),
-    )
-
-
 class EventsConsumer(AsyncJsonWebsocketConsumer):
     group: str | None = None
     watch: asyncio.Task[None] | None = None
@@ -66,11 +55,11 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
     last_sent: int = 0  # the newest event id sent: a replay and the live feed never repeat one
 
     async def connect(self) -> None:
-        credential = _credential(self.scope)
+        credential = asgi_stream_credential(self.scope)
         api_key: ApiKey | None = await database_call(credential.verify) if credential else None
         # Refused after the handshake, with a close code: a client sees why (4401: no usable
         # key, 4403: no read scope); refusing the handshake shows only an HTTP 403.
-        if api_key is None:
+        if credential is None or api_key is None:
             await self.accept()
             await self.close(code=UNAUTHORIZED)
             return
@@ -89,7 +78,6 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
         metrics.connection_opened("websocket")
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
-        assert credential is not None
         self.watch = asyncio.create_task(self._close_when_revoked(credential, api_key))
         query = _query(self.scope)
         try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
@@ -78,13 +79,21 @@ def stream_credential(
     return StreamCredential(raw, resource) if raw else None
 
 
-def asgi_resource(scope: dict[str, Any]) -> str:
-    """The http(s) URL of an ASGI connection (a websocket's `ws://` read as `http://`)."""
+def asgi_stream_credential(scope: dict[str, Any]) -> StreamCredential | None:
+    """`stream_credential` of an ASGI connection (the websocket feed): its headers, its
+    `?api_key=`, and its http(s) URL as the resource (a websocket's `ws://` read as
+    `http://`)."""
     headers = {name.decode().lower(): value.decode() for name, value in scope.get("headers", [])}
+    query = parse_qs(scope.get("query_string", b"").decode())
     scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
     server = scope.get("server") or ("localhost", None)
     host = headers.get("host") or (f"{server[0]}:{server[1]}" if server[1] else server[0])
-    return f"{scheme}://{host}{scope.get('path', '/')}"
+    return stream_credential(
+        authorization=headers.get("authorization"),
+        x_api_key=headers.get("x-api-key"),
+        query_key=(query.get("api_key") or [None])[0],
+        resource=f"{scheme}://{host}{scope.get('path', '/')}",
+    )
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
