@@ -16,6 +16,7 @@ from memories.api.views import filters_from
 from memories.representations import ScoreSerializer, search_body, sources_body
 from memories.selectors.search.dispatch import MAX_OFFSET, MODES
 from memories.selectors.search.hybrid import FUSIONS
+from memories.selectors.search.neighbours import MAX_WIDTH
 from memories.selectors.search.sources import MEMORIES, requested_sources
 from memories.selectors.search_types import SearchQuery
 from memories.services.reading import memories_recall, memories_recall_across_sources
@@ -46,7 +47,7 @@ class SearchRequestSerializer(MemoryFilterSerializer):
     alpha = StrictFloatField(min_value=0.0, max_value=1.0, required=False)
     neighbours = serializers.IntegerField(
         min_value=0,
-        max_value=5,
+        max_value=MAX_WIDTH,
         required=False,
         help_text="hybrid: memories on each side of the best hits in their run that come in "
         "with a share of the hit's relevance (0 switches it off; default "

@@ -34,13 +34,16 @@ from memories.selectors.search_types import SearchHit, SearchQuery
 from memories.services.content import check_unit_interval
 from memoryplatform.lib.errors import InvalidInput
 
+MAX_WIDTH = 5  # memories on each side
+
 
 def neighbour_options(query: SearchQuery) -> tuple[int, float]:
     """(width, weight) of the query: its options, else the settings; width 0 is off."""
     width = query.options.get("neighbours")
     width = settings.MEMORY_SEARCH_NEIGHBOURS if width is None else width
-    if isinstance(width, bool) or not isinstance(width, int) or not 0 <= width <= 5:
-        raise InvalidInput("neighbours must be 0-5", fields={"neighbours": ["an integer 0-5"]})
+    if isinstance(width, bool) or not isinstance(width, int) or not 0 <= width <= MAX_WIDTH:
+        message = f"an integer 0-{MAX_WIDTH}"
+        raise InvalidInput(f"neighbours must be {message}", fields={"neighbours": [message]})
     weight = query.options.get("neighbour_weight")
     weight = settings.MEMORY_SEARCH_NEIGHBOUR_WEIGHT if weight is None else weight
     return width, check_unit_interval("neighbour_weight", weight)
