@@ -75,19 +75,21 @@ async def test_an_oauth_client_follows_the_live_feed_with_its_access_token(
 
     settings.MEMORY_KEY_RECHECK_SECONDS = 0.2
     alice = await sync_to_async(make_tenant)("alice")
+    bob = await sync_to_async(make_tenant)("bob")
     tokens = await sync_to_async(token_for)(Client(), alice.key, scope="read")
     headers = {"Authorization": f"Bearer {tokens['access_token']}"}
     async with websockets.connect(_ws_url(live_server_mcp), additional_headers=headers) as feed:
         assert (await _next_event(feed, "subscribed"))["project"] == "alice"
         async with httpx.AsyncClient(base_url=live_server_mcp.url, timeout=30) as http:
-            response = await http.post(
-                "/api/v1/memories/",
-                json={"content": "Alice likes tea", "user_id": "u1"},
-                headers={"Authorization": f"Bearer {alice.key}"},
-            )
-            assert response.status_code == 201, response.text
+            for tenant, text in ((bob, "Bob's secret plan"), (alice, "Alice likes tea")):
+                response = await http.post(
+                    "/api/v1/memories/",
+                    json={"content": text, "user_id": "u1"},
+                    headers={"Authorization": f"Bearer {tenant.key}"},
+                )
+                assert response.status_code == 201, response.text
             created = await _next_event(feed, "memory_created")
-            assert created["data"]["content"] == "Alice likes tea"
+            assert created["data"]["content"] == "Alice likes tea"  # bob's never arrived first
             async with http.stream("GET", "/api/v1/events/", headers=headers) as stream:
                 assert stream.status_code == 200
                 await sync_to_async(AccessToken.objects.all().delete)()  # revoked
