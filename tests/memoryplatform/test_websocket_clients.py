@@ -29,6 +29,19 @@ async def _next_event(socket, kind: str) -> dict:
             return event
 
 
+async def _only_alices_write_arrives(feed, http: httpx.AsyncClient, bob, alice) -> None:
+    """Bob's project writes first, then Alice's: Alice's feed shows hers, never his."""
+    for tenant, text in ((bob, "Bob's secret plan"), (alice, "Alice likes tea")):
+        response = await http.post(
+            "/api/v1/memories/",
+            json={"content": text, "user_id": "u1"},
+            headers={"Authorization": f"Bearer {tenant.key}"},
+        )
+        assert response.status_code == 201, response.text
+    created = await _next_event(feed, "memory_created")
+    assert created["data"]["content"] == "Alice likes tea"  # bob's never arrived first
+
+
 async def test_a_client_with_only_an_api_key_receives_its_projects_events(live_server_mcp):  # noqa: F811
     alice = await sync_to_async(make_tenant)("alice")
     bob = await sync_to_async(make_tenant)("bob")
@@ -36,15 +49,7 @@ async def test_a_client_with_only_an_api_key_receives_its_projects_events(live_s
     async with websockets.connect(_ws_url(live_server_mcp), additional_headers=headers) as feed:
         assert (await _next_event(feed, "subscribed"))["project"] == "alice"
         async with httpx.AsyncClient(base_url=live_server_mcp.url, timeout=30) as http:
-            for tenant, text in ((bob, "Bob's secret plan"), (alice, "Alice likes tea")):
-                response = await http.post(
-                    "/api/v1/memories/",
-                    json={"content": text, "user_id": "u1"},
-                    headers={"Authorization": f"Bearer {tenant.key}"},
-                )
-                assert response.status_code == 201, response.text
-        created = await _next_event(feed, "memory_created")
-        assert created["data"]["content"] == "Alice likes tea"  # bob's never arrived first
+            await _only_alices_write_arrives(feed, http, bob, alice)
 
 
 async def test_a_browser_from_another_site_is_refused_and_a_bad_key_closes(live_server_mcp):  # noqa: F811
@@ -81,15 +86,7 @@ async def test_an_oauth_client_follows_the_live_feed_with_its_access_token(
     async with websockets.connect(_ws_url(live_server_mcp), additional_headers=headers) as feed:
         assert (await _next_event(feed, "subscribed"))["project"] == "alice"
         async with httpx.AsyncClient(base_url=live_server_mcp.url, timeout=30) as http:
-            for tenant, text in ((bob, "Bob's secret plan"), (alice, "Alice likes tea")):
-                response = await http.post(
-                    "/api/v1/memories/",
-                    json={"content": text, "user_id": "u1"},
-                    headers={"Authorization": f"Bearer {tenant.key}"},
-                )
-                assert response.status_code == 201, response.text
-            created = await _next_event(feed, "memory_created")
-            assert created["data"]["content"] == "Alice likes tea"  # bob's never arrived first
+            await _only_alices_write_arrives(feed, http, bob, alice)
             async with http.stream("GET", "/api/v1/events/", headers=headers) as stream:
                 assert stream.status_code == 200
                 await sync_to_async(AccessToken.objects.all().delete)()  # revoked
