@@ -187,3 +187,59 @@ def test_outside_a_transaction_the_plan_setting_lasts_for_the_keyword_statement_
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('enable_seqscan')")
         assert cursor.fetchone()[0] == "on"
+
+
+def _analyzed(*projects):
+    """Fresh planner statistics, as autovacuum leaves them after a large import."""
+    from django.db import connection
+
+    from memories.selectors import memories as selectors
+    from memories.selectors.search import keyword
+
+    with as_owner(connection), connection.cursor() as cursor:  # the table owner's to analyze
+        cursor.execute("ANALYZE memories_memory")
+    selectors._table_stats.clear()
+    keyword._term_stats.clear()
+
+
+def _unfiltered_keyword(tenant, query):
+    from django.db import connection
+
+    with CaptureQueriesContext(connection) as captured:
+        results = _keyword(tenant, query, user_id=None)
+    sampled = any("MATERIALIZED" in q["sql"] and "sample0" in q["sql"] for q in captured)
+    return results, sampled
+
+
+def test_a_word_most_of_a_large_project_holds_brings_its_newest_memories(alice, settings):
+    """A term in most of the project's memories is not read from the keyword index in full
+    (every posting of it, at a million memories tens of milliseconds): the newest memories
+    are read until `cap` of them hold it, so among equally good matches the newest answer."""
+    settings.MEMORY_SEARCH_TERM_CAP = 3
+    for batch in range(3):
+        _store(alice, [f"Deploy note {i} of batch {batch}" for i in range(100)])
+    _analyzed()
+    results, sampled = _unfiltered_keyword(alice, "deploy")
+    assert sampled
+    assert len(results) == 3
+    assert all(text.endswith("of batch 2") for text in results), results
+
+
+def test_a_word_the_statistics_call_common_that_only_old_memories_hold_is_still_found(
+    alice, settings
+):
+    """When the newest memories hold too few of a common-looking term's matches (here most
+    of them were deleted since), the branch reads the keyword index after all."""
+    from memories.models import Memory
+
+    settings.MEMORY_SEARCH_TERM_CAP = 3
+    cities = ["Berlin", "Lisbon", "Osaka", "Lima", "Oslo", "Seoul", "Austin", "Toronto"]
+    _store(alice, [f"Team dinner {i} in {c}" for c in cities for i in range(25)])
+    kept = "Team dinner 0 in Berlin"
+    dinners = Memory.objects.filter(project=alice.project, content__startswith="Team dinner")
+    dinners.exclude(content=kept).update(deleted_at="2026-01-01T00:00:00Z")
+    _store(alice, [f"Standup note {i} about the release" for i in range(200)])
+    _analyzed()
+    results, sampled = _unfiltered_keyword(alice, "dinner")
+    assert sampled
+    assert results == [kept]

@@ -129,6 +129,9 @@ class SearchBase:
     # the filters are conditions on plain columns (scope, types, states, dates...), none that
     # only a GIN index or a subquery answers (tags, metadata, entities): see semantic.py
     plain_filters: bool = False
+    # no filters, and a project named by `project_id =` (over SMALL_PROJECT_SHARE of the
+    # table): the base is the project's live memories, newest first along an index (keyword.py)
+    project_wide: bool = False
 
     def queryset(self) -> QuerySet[Memory]:
         return self.build()
@@ -177,7 +180,11 @@ def compiled_search_base(*, project: Project, query: SearchQuery) -> SearchBase:
         if cached is not None:
             _bases.move_to_end(key)
     if cached is None:
-        cached = replace(search_base(build()), plain_filters=_plain(query.filters))
+        _, small, *_ = key
+        wide = not small and query.filters == MemoryFilters()
+        cached = replace(
+            search_base(build()), plain_filters=_plain(query.filters), project_wide=wide
+        )
         with _bases_lock:
             _bases[key] = cached
             while len(_bases) > SEARCH_BASES:
