@@ -294,7 +294,7 @@ def ingest(project: Any, items: list[Any], args: argparse.Namespace) -> dict[str
             in_flight=args.in_flight,
             progress=report,
             near_duplicates=args.near_duplicates,
-            vector_index="inline" if args.vector_index == "inline" else "deferred",
+            vector_index=import_mode(args),
         )
     bulk_rate = len(rest) / bulk.seconds if rest else 0.0
     after = raw_encoder_rate(sample)  # again: one reading is easily disturbed by the machine
@@ -355,6 +355,11 @@ def deferred_jobs(
     return out
 
 
+def import_mode(args: argparse.Namespace) -> str:
+    """The bulk writes' vector_index: `build` imports as `deferred` does (no graph inserts)."""
+    return "inline" if args.vector_index == "inline" else "deferred"
+
+
 def drop_graph() -> None:
     """An initial load without the HNSW graph (pgvector's advice: load, then index). The
     benchmark's database holds nothing else; on a shared deployment every project's semantic
@@ -409,7 +414,7 @@ def top_up(project: Any, args: argparse.Namespace) -> dict[str, Any]:
                 items=more,
                 actor=command("bench"),
                 batch_size=args.batch,
-                vector_index="inline" if args.vector_index == "inline" else "deferred",
+                vector_index=import_mode(args),
             )
             if args.vector_index != "inline":
                 index_pending_vectors(project=project)

@@ -137,14 +137,15 @@ def _idf_ranked(base: SearchBase, lexemes: list[str], *, limit: int, share: floa
         conditions.append(list(range(len(lexemes))))  # memories with every term
     samples, sample_params, sql_parts, params = [], [], [], []
     for number, terms in enumerate(conditions):
-        where = _all_of(terms, "b")
+        index_branch = (
+            f"SELECT b.id, {_flags(lexemes, 'b')} FROM {base.source('b')}"
+            f" WHERE {_all_of(terms, 'b')}"
+        )
+        index_params = [*lexemes, *base.params, *(lexemes[i] for i in terms)]
         budget = _sample_budget([lexemes[i] for i in terms], cap, base, share)
         if budget is None:
-            sql_parts.append(
-                f"(SELECT b.id, {_flags(lexemes, 'b')} FROM {base.source('b')}"
-                f" WHERE {where} LIMIT %s)"
-            )
-            params += [*lexemes, *base.params, *(lexemes[i] for i in terms), cap]
+            sql_parts.append(f"({index_branch} LIMIT %s)")
+            params += [*index_params, cap]
             continue
         # the newest `budget` memories first; the index only when they hold too few matches
         name = f"sample{number}"
@@ -155,12 +156,10 @@ def _idf_ranked(base: SearchBase, lexemes: list[str], *, limit: int, share: floa
         )
         sample_params += [*lexemes, *base.params, budget, *(lexemes[i] for i in terms), cap]
         sql_parts.append(
-            f"(SELECT * FROM {name}) UNION ALL (SELECT b.id, {_flags(lexemes, 'b')}"
-            f" FROM {base.source('b')} WHERE {where}"
-            f" AND (SELECT count(*) FROM {name}) < %s LIMIT %s)"
+            f"(SELECT * FROM {name}) UNION ALL"
+            f" ({index_branch} AND (SELECT count(*) FROM {name}) < %s LIMIT %s)"
         )
-        enough = max(1, math.ceil(cap * SAMPLE_ENOUGH))
-        params += [*lexemes, *base.params, *(lexemes[i] for i in terms), enough, cap]
+        params += [*index_params, max(1, math.ceil(cap * SAMPLE_ENOUGH)), cap]
     columns = [f"t{i}" for i in range(len(lexemes))]
     idf_terms = []
     # A skipped term counts as if its branch had brought its `cap` memories (all of them
