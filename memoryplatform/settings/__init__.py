@@ -594,6 +594,10 @@ MEMORY_BULK_VECTOR_INDEX = env_choice("MEMORY_BULK_VECTOR_INDEX", "inline", {"in
 # Connections the indexing job inserts deferred vectors with, at once (each insert is one
 # backend's CPU; pgvector's graph takes concurrent inserts).
 MEMORY_VECTOR_INDEX_WORKERS = env_int("MEMORY_VECTOR_INDEX_WORKERS", 2, minimum=1)
+# What `add` does with a DELETE decision (the model's, or offline an explicit end of a stored
+# state): `apply` soft-deletes the memory (history, event, restorable), `review` opens a
+# contradiction review instead; a project may set "delete_decisions" (docs/intelligence.md).
+MEMORY_DELETE_DECISIONS = env_choice("MEMORY_DELETE_DECISIONS", "apply", {"apply", "review"})
 MEMORY_CONTRADICTION_MIN_SIMILARITY = env_float(
     "MEMORY_CONTRADICTION_MIN_SIMILARITY", 0.6, minimum=0, maximum=1
 )

@@ -29,7 +29,7 @@ from memories.selectors.memories import memory_history, memory_list
 from memories.selectors.search_types import SearchQuery
 from memories.services.content import Scope
 from memories.services.extraction import memories_add
-from memories.services.extraction.llm import FACT_EXTRACTION_PROMPT
+from memories.services.extraction.llm import FACT_EXTRACTION_TASK
 from memories.services.extraction.messages import parse_messages
 from memories.services.memories import memories_delete, memory_delete, memory_update
 from memories.services.reading import memories_recall, memory_read
@@ -95,9 +95,8 @@ class AddView(Mem0View):
             ]
 
     def _prompt(self, data: dict[str, Any], scope: dict[str, str]) -> str | None:
-        """Custom instructions extend the extraction prompt (an LLM must be configured). They
-        steer what the model stores (and could carry a prompt injection), so only admin keys
-        may give them."""
+        """Custom instructions extend our extraction task (an LLM must be configured). They
+        are a project-wide setting in mem0's platform, so only admin keys may give them."""
         agent_only = bool(scope.get("agent_id")) and not scope.get("user_id")
         instructions = data.get("custom_instructions")
         if agent_only and data.get("agent_custom_instructions"):
@@ -107,7 +106,7 @@ class AddView(Mem0View):
             raise PermissionDenied("custom_instructions need an API key with the 'admin' scope.")
         if not instructions:
             return None
-        return f"{FACT_EXTRACTION_PROMPT}\n\nAlso follow these instructions:\n{instructions}"
+        return f"{FACT_EXTRACTION_TASK}\n\nAlso follow these instructions:\n{instructions}"
 
 
 class MemoryListView(Mem0View):
