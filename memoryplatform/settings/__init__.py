@@ -448,6 +448,9 @@ MEMORY_RATE_LIMITS = {
 # scope, `write` if it writes, else `read`. A view may also name its kind (`throttle_scope`).
 MEMORY_RATE_LIMIT_ROUTES = {
     "memory-search": "search",
+    "mem0-search": "search",  # mem0's platform, its open-source `/v1/` wrapper, its server
+    "oss-search": "search",
+    "mem0-server-search": "search",
     "session-context": "search",
     "memory-consolidate": "admin",
     "memory-decay-run": "admin",
