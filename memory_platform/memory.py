@@ -205,7 +205,8 @@ class AsyncMemory:
     the event loop."""
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
-        self._memory = Memory(config)
+        # opened on a worker thread: the database refuses to be called from an event loop
+        self._memory = _threads().submit(Memory, config).result()
 
     @classmethod
     def from_config(cls, config_dict: dict[str, Any]) -> AsyncMemory:

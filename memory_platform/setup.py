@@ -5,7 +5,8 @@ the database migrated when it is behind; the project created when it is missing.
 Without `DATABASE_URL` the store is the embedded PostgreSQL in the data directory:
 `MEMORY_DATA_DIR` if set, else `~/.memory-platform` (a server started with the same
 `MEMORY_DATA_DIR` serves the same memories). Background jobs run inside the calls that
-enqueue them (`MEMORY_JOBS_SYNC`, unless set): no worker process is needed.
+enqueue them (`MEMORY_JOBS_SYNC`, unless set): no worker process is needed. Logs go to
+stderr from WARNING up (`MEMORY_LOG_LEVEL`, unless set).
 """
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ def open_store(plan: Plan) -> int:
 
         if not apps.ready:
             _configure(plan.environment)
+            _check_dimensions(plan.environment)
         else:
+            _check_dimensions(plan.environment)
             _apply_to_running(plan.environment)
-        _check_dimensions(plan.environment)
         if not _migrated:
             _migrate()
             _migrated = True
@@ -58,6 +60,7 @@ def _configure(environment: dict[str, str]) -> None:
             os.environ[name] = value
     os.environ.setdefault("MEMORY_DATA_DIR", str(default_data_dir()))
     os.environ.setdefault("MEMORY_JOBS_SYNC", "true")
+    os.environ.setdefault("MEMORY_LOG_LEVEL", "WARNING")  # a library speaks when it must
     os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS_MODULE
     import django
 
