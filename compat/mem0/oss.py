@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from compat.mem0.filters import translate_oss_filters
+from compat.mem0.filters import scope_of, translate_oss_filters
 from compat.mem0.representations import _iso, history_body, mem0_hash
 from entities.models import Entity, EntityMemory, Relation
 from entities.scope import GraphScope
@@ -70,16 +70,9 @@ def oss_event(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def scope_from(data: dict[str, Any]) -> Scope:
-    """The scope given at the top of the input or as equalities at the top of `filters`
-    (mem0's newer `filters={"user_id": ...}`); at least one field, else the scope error."""
-    filters = data.get("filters") if isinstance(data.get("filters"), dict) else {}
-    values = {name: data.get(name) or _equality(filters, name) for name in SCOPE_FIELDS}
-    return Scope.of(values, required=True)
-
-
-def _equality(filters: dict[str, Any], name: str) -> str | None:
-    value = filters.get(name)
-    return value if isinstance(value, str) and value and value != "*" else None
+    """The scope given at the top of the input or as equalities in `filters` (mem0's newer
+    `filters={"user_id": ...}`); at least one field, else the scope error."""
+    return Scope.of(scope_of(data, data.get("filters")), required=True)
 
 
 # --- writes -------------------------------------------------------------------------------
