@@ -389,8 +389,8 @@ class _Applier:
         """Carry out a DELETE as a soft delete (history, `memory_deleted` event, restorable);
         False when it is left to review: the target is pinned."""
         target = decision.target
-        live = Memory.objects.filter(pk=target.pk, deleted_at__isnull=True) if target else None
-        current = live.first() if live is not None else None
+        live = Memory.objects.filter(deleted_at__isnull=True)
+        current = live.filter(pk=target.pk).first() if target is not None else None
         if current is None:
             return True  # an earlier decision of this call removed it already
         if current.pinned:
