@@ -217,6 +217,27 @@ def test_01_and_14_to_18_through_the_llm(api, fake_openai, quiet_model) -> None:
     assert result["results"][0]["id"] == vegetarian and api.get(vegetarian) is None
 
 
+def test_02_and_03_through_the_llm(api, fake_openai, quiet_model) -> None:
+    fake_openai.reply(
+        {"facts": ["User's name is Alice", "User prefers PyTorch"]},
+        {"memory": [{"event": "ADD"}]},
+        {"memory": [{"event": "ADD"}]},
+    )
+    conversation = [
+        {"role": "user", "content": "Hi, I'm Alice."},
+        {"role": "assistant", "content": "Hello Alice!"},
+        {"role": "user", "content": "I prefer PyTorch."},
+    ]
+    assert _events(api.add(conversation, user_id="u1")) == [
+        ("ADD", "User's name is Alice"),
+        ("ADD", "User prefers PyTorch"),
+    ]
+    sent = fake_openai.chat_requests()[0]["body"]["messages"][1]["content"]
+    assert "user: Hi, I'm Alice.\\nassistant: Hello Alice!" in sent
+    fake_openai.reply({"facts": []})
+    assert api.add("hello", user_id="u1") == {"results": []}
+
+
 # --- Scoping ---------------------------------------------------------------------------------
 
 
