@@ -467,6 +467,9 @@ MEMORY_RATE_LIMIT_ROUTES = {
     "memory-consolidate": "admin",
     "memory-decay-run": "admin",
     "memory-prune": "admin",
+    "document-original": "read",
+    "document-rechunk": "write",
+    "graph-subgraph": "read",
 }
 # A statement of an HTTP request or an MCP tool call running longer than this is cancelled
 # (503, code `statement_timeout`); jobs and commands have no limit (0 = none for requests too).
