@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS
 from django.utils import timezone
 
 from entities.graph_kinds import EDGE_KINDS, NODE_KINDS, EdgeKind, NodeKind
 from entities.scope import GraphScope
 from entities.selectors.traversal import MAX_NODES, check_walk
+from memories.selectors.search.statements import fetch_with_settings
 from memoryplatform.lib.errors import InvalidInput, NotFound
 from tenants.models import Project
 
@@ -149,19 +150,18 @@ def graph_subgraph(
         message = f"the node's kind, {node.kind}, is not among node_types"
         raise InvalidInput(message, fields={"node_types": [message]})
     params = walk.params(project)
-    centers = _nodes(kinds, {node.kind: [node.id]}, walk, params)
-    if not centers:
-        raise NotFound(f"{node.kind} not found")
     reached, truncated = _walk(node, depth, max_nodes, walk, params)
     by_kind: dict[str, list[Any]] = defaultdict(list)
     for key_kind, key_id in reached:
         by_kind[key_kind].append(key_id)
     nodes = _nodes(kinds, by_kind, walk, params)
+    center = next((n for n in nodes if (n.kind, n.id) == (node.kind, node.id)), None)
+    if center is None:  # not the project's, or not what the scope sees: nothing is shown
+        raise NotFound(f"{node.kind} not found")
     for found in nodes:
         found.depth = reached[(found.kind, found.id)]
     order = list(kinds)
     nodes.sort(key=lambda n: (n.depth, order.index(n.kind), n.label.casefold(), str(n.id)))
-    center = next(n for n in nodes if (n.kind, n.id) == (node.kind, node.id))
     return CrossGraph(center, nodes, _edges_among(walk, by_kind, params), truncated)
 
 
@@ -216,9 +216,7 @@ def _step(
         f"SELECT kind, id FROM ({' UNION ALL '.join(branches)}) x "
         "GROUP BY kind, id ORDER BY max(w) DESC, kind, id LIMIT %(limit)s"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, step_params)
-        return [(kind, _native(kinds[kind], raw)) for kind, raw in cursor.fetchall()]
+    return [(kind, _native(kinds[kind], raw)) for kind, raw in _fetch(sql, step_params)]
 
 
 def _branch(
@@ -244,6 +242,16 @@ def _edge_sql(edge: EdgeKind, walk: Walk) -> str:
     if walk.scope is not None and edge.scope is not None:
         condition = edge.scope(walk.scope)[0]
     return edge.sql.replace("{scope}", condition)
+
+
+def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """A walk's statement is a union of small index scans: run serially. As a parallel
+    append its workers took ~30 ms to start on a busy 2-core machine, for ~15 ms of work
+    (docs/graph.md, "One graph across kinds")."""
+    return fetch_with_settings(DEFAULT_DB_ALIAS, sql, params, SERIAL)  # type: ignore[arg-type]
+
+
+SERIAL = {"max_parallel_workers_per_gather": "0"}
 
 
 def _native(kind: NodeKind, raw: str) -> Any:
@@ -281,12 +289,10 @@ def _nodes(
     if not parts:
         return []
     node_params["limit"] = limit
-    with connection.cursor() as cursor:
-        cursor.execute(" UNION ALL ".join(parts), node_params)
-        return [
-            Node(kind, _native(kinds[kind], raw), label, subtype)
-            for kind, raw, label, subtype in cursor.fetchall()
-        ]
+    return [
+        Node(kind, _native(kinds[kind], raw), label, subtype)
+        for kind, raw, label, subtype in _fetch(" UNION ALL ".join(parts), node_params)
+    ]
 
 
 def _edges_among(walk: Walk, ids: dict[str, list[Any]], params: dict[str, Any]) -> list[Edge]:
@@ -308,9 +314,7 @@ def _edges_among(walk: Walk, ids: dict[str, list[Any]], params: dict[str, Any]) 
         )
     if not parts:
         return []
-    with connection.cursor() as cursor:
-        cursor.execute(" UNION ALL ".join(parts), edge_params)
-        rows = cursor.fetchall()
+    rows = _fetch(" UNION ALL ".join(parts), edge_params)
     edges = [
         Edge(name, f"{sk}:{src}", f"{tk}:{dst}", label or name, float(weight), eid)
         for name, sk, src, tk, dst, weight, label, eid in rows
