@@ -25,6 +25,7 @@ from documents.api.serializers import (
     DocumentSerializer,
     DocumentUploadSerializer,
 )
+from documents.extraction import SUPPORTED
 from documents.models import DocumentOriginal
 from documents.refs import citing_memories
 from documents.representations import chunk_body, document_body, original_body
@@ -145,9 +146,10 @@ def _detail(project: Any, document: Any) -> dict[str, Any]:
 class DocumentOriginalView(ProjectScopedMixin, APIView):
     @extend_schema(
         responses={
-            (200, "application/octet-stream"): OpenApiResponse(
+            (200, media_type): OpenApiResponse(
                 OpenApiTypes.BINARY, description="The bytes uploaded, with their media type."
             )
+            for media_type in SUPPORTED
         },
         description="Download the document as it was uploaded, byte for byte (`ETag` is its "
         "SHA-256). 404 for a document stored before originals were kept.",
