@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from mcpserver.auth import actor_for
 from mcpserver.tools import call, session_id_of
 from mcpserver.tools.memory import DEFAULT_AGENT_ID, AgentId, MemoryType, RunId, UserId
-from memories.representations import MemorySerializer, episode_body
+from memories.representations import context_body
 from memories.services.content import Scope
 from memories.services.extraction import memories_add
 from memories.services.session import session_context, session_reflect
@@ -87,14 +87,7 @@ async def memory_context(
             types=list(types) if types else None,
             session_id=session_id,
         )
-        return {
-            "core": MemorySerializer(context.core, many=True).data,
-            "working": MemorySerializer(context.working, many=True).data,
-            "tokens_used": context.tokens_used,
-            "token_budget": context.token_budget,
-            "text": context.as_text(),
-            "episode": episode_body(context.episode) if context.episode else None,
-        }
+        return context_body(context)
 
     return await call("read", run)
 

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from memories.api.serializers import MemorySerializer, PaginationSerializer, ScopeSerializer
 from memories.models import MAX_DECAY_RATE, ContradictionResolution, ContradictionReview, MemoryType
-from memories.representations import episode_body
+from memories.representations import context_body
 from memories.services.archive import memory_decompress
 from memories.services.content import Scope
 from memories.services.contradictions import (
@@ -241,7 +241,11 @@ class PruneView(ProjectScopedMixin, APIView):
         candidates = prune_candidates(project=self.project, threshold=threshold)
         offset = query.get("offset", 0)
         limit = query.get("limit") or settings.MEMORY_DEFAULT_PAGE_SIZE
-        page = list(candidates.defer("embedding", "search_vector")[offset : offset + limit])
+        page = list(
+            candidates.defer("embedding", "search_vector", "summary_embedding")[
+                offset : offset + limit
+            ]
+        )
         body = {
             "threshold": threshold,
             "enabled": bool(tuning(self.project, "pruning")),
@@ -397,13 +401,4 @@ class ContextView(ProjectScopedMixin, APIView):
             types=data["types"] or None,
             session_id=data.get("session_id"),
         )
-        return Response(
-            {
-                "core": MemorySerializer(context.core, many=True).data,
-                "working": MemorySerializer(context.working, many=True).data,
-                "tokens_used": context.tokens_used,
-                "token_budget": context.token_budget,
-                "text": context.as_text(),
-                "episode": episode_body(context.episode) if context.episode else None,
-            }
-        )
+        return Response(context_body(context))
