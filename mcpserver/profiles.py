@@ -175,6 +175,11 @@ def kg_profile() -> list[ToolSpec]:
     ]
 
 
+# Agent namespaces by default (tenants/namespaces.py), unless the project's setting says
+# otherwise: Memento isolates agents by its row-level policy; the other profiles follow the
+# project's setting.
+PROFILE_NAMESPACES: dict[str, bool] = {"memento": True}
+
 PROFILES: dict[str, Callable[[], list[ToolSpec]]] = {
     "standard": standard,
     "sqlnative": sqlnative,

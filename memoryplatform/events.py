@@ -41,6 +41,7 @@ EventType = Literal[
     "decay_resumed",
     "memories_pruned",
     "memories_promoted",
+    "session_closed",
     "episode_started",
     "episode_closed",
 ]

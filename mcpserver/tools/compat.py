@@ -24,6 +24,7 @@ from mcpserver.schemas import DeleteOut, StoreResult
 from mcpserver.tools import call, graph, memory, search, session_id_of
 from mcpserver.tools.graph import Depth, RelationIn, RelationRef, TypedEntityIn
 from mcpserver.tools.memory import DEFAULT_AGENT_ID, LinkType, MemoryType, Unit
+from memories.models import MemoryLayer
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memory_get as get_selector
 from memories.selectors.search_types import SearchQuery
@@ -220,8 +221,10 @@ async def remember(
 ) -> dict[str, Any]:
     """Persist a typed knowledge fragment under a topic, linked to `linkedTo` in the same
     transaction (a missing target stores nothing). Returns {success, id, created};
-    created=false means the same content already existed."""
-    run_id = (sessionId or session_id_of(ctx)) if scope == "session" else None
+    created=false means the same content already existed. scope "session": working memory
+    of this session, returned by its context and gone when the session ends."""
+    session = scope == "session"
+    run_id = (sessionId or session_id_of(ctx)) if session else None
     data = MemoryInput(
         content=content,
         memory_type=type,
@@ -232,6 +235,7 @@ async def remember(
         pinned=isAnchor,
         agent_id=agentId or DEFAULT_AGENT_ID,
         run_id=run_id,
+        layer=MemoryLayer.SHORT_TERM if session else None,
     )
     links = [(target, "relates_to") for target in linkedTo or []]
 
@@ -258,13 +262,19 @@ async def recall(
     agentId: str | None = None,
     createdAfter: Annotated[datetime | None, Field(description="Created at or after")] = None,
     createdBefore: Annotated[datetime | None, Field(description="Created before")] = None,
+    sessionId: Annotated[
+        str | None, Field(description="Whose working memory may be recalled (default: this one)")
+    ] = None,
+    ctx: Context | None = None,
 ) -> dict[str, Any]:
     """Recall fragments by text (meaning and words), and/or by keywords, topic, type and time,
     in any combination, within a token budget, with their 1-hop linked fragments. Without
-    text, the matching fragments come most important first."""
+    text, the matching fragments come most important first. Other sessions' working memory
+    (scope "session") is never recalled."""
     if not (text or keywords or topic or type or createdAfter or createdBefore):
         raise ToolError("invalid: give text, keywords, topic, type or a time range")
     filters = MemoryFilters(
+        session_id=sessionId or session_id_of(ctx),
         agent_id=agentId,
         memory_types=[type] if type else [],
         created_after=createdAfter,
@@ -371,4 +381,4 @@ async def amend(
 @memento_tool
 async def graph_explore(startId: str, agentId: str | None = None) -> dict[str, Any]:
     """Causal chain around a fragment (caused_by / resolved_by), for root-cause analysis."""
-    return await graph.memory_causal_chain(start_id=startId, depth=1)
+    return await graph.memory_causal_chain(start_id=startId, depth=1, agent_id=agentId)

@@ -19,6 +19,7 @@ from memories.models import (
     Memory,
     MemoryHistory,
     default_importance,
+    infer_ttl_tier,
 )
 from memories.services.content import (
     SCOPE_FIELDS,
@@ -191,6 +192,7 @@ def _build(project: Project, data: MemoryInput, embedding: list[float] | None) -
     return Memory(
         project=project,
         **values,
+        ttl_tier=infer_ttl_tier(values["memory_type"], values["importance"]),
         **scope.as_dict(),
         content_hash=content_hash(values["content"]),
         token_count=estimate_tokens(values["content"]),
@@ -317,6 +319,8 @@ def memory_update(
         memory.token_count = estimate_tokens(memory.content)
         memory.embedding = embed_or_none([memory.content])[0]
         memory.version += 1
+    if "memory_type" in changed or "importance" in changed:  # Memento's inference, again
+        memory.ttl_tier = infer_ttl_tier(memory.memory_type, memory.importance)
     memory.updated_at = timezone.now()
     try:
         with transaction.atomic():
