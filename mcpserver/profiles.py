@@ -115,7 +115,7 @@ def sqlnative() -> list[ToolSpec]:
         ToolSpec("delete_entities", compat.delete_entities, DESTRUCTIVE),
         ToolSpec("delete_relations", compat.delete_relations, DESTRUCTIVE),
         ToolSpec("get_entity_graph", compat.get_entity_graph, READ_ONLY),
-        *_lifecycle({"consolidate_memories": "memory_consolidate"}),
+        ToolSpec("consolidate_memories", compat.consolidate_memories, WRITE),
         ToolSpec("get_memory_stats", compat.get_memory_stats, READ_ONLY),
     ]
 

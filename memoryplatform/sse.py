@@ -5,6 +5,10 @@ every `KEEPALIVE_SECONDS` so proxies keep the connection open. Each event carrie
 so a client that reconnects with `Last-Event-ID` (browsers' EventSource do it by themselves)
 first gets the buffered events it missed. Filters as query parameters: `types=a,b`,
 `user_id=`, `agent_id=`, `run_id=`.
+
+`event_stream` serves any feed of the project's events: a `Feed` says how an event is
+written (compatibility layers give their clients other names and payloads, compat/), what the
+first frame is and what follows the replay of missed events.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ import asyncio
 import functools
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from channels.layers import get_channel_layer
 from django.conf import settings
@@ -41,9 +47,32 @@ def _error(status: int, code: str, message: str) -> JsonResponse:
     return JsonResponse({"error": {"code": code, "message": message, "fields": {}}}, status=status)
 
 
+def frame(name: str, data: Any, event_id: int | None = None) -> str:
+    """One Server-Sent Events frame."""
+    head = f"id: {event_id}\n" if event_id else ""
+    return f"{head}event: {name}\ndata: {json.dumps(data)}\n\n"
+
+
 def _frame(event: Event) -> str:
-    head = f"id: {event['id']}\n" if event.get("id") else ""
-    return f"{head}event: {event['type']}\ndata: {json.dumps(event)}\n\n"
+    return frame(event["type"], event, event.get("id"))
+
+
+def _subscribed(slug: str, subscription: Subscription) -> str | None:
+    return frame("subscribed", {"project": slug, "filters": subscription.as_dict()})
+
+
+@dataclass(frozen=True)
+class Feed:
+    """How a stream writes the project's events: `render` gives an event's frames (none: the
+    client does not hear of it), `greeting` the first frame, `caught_up` the frame that
+    follows the replay of what a reconnecting client missed (sent on every connect)."""
+
+    render: Callable[[Event], Iterable[str]] = lambda event: [_frame(event)]
+    greeting: Callable[[str, Subscription], str | None] = _subscribed
+    caught_up: Callable[[], str | None] = lambda: None
+
+
+PLATFORM_FEED = Feed()
 
 
 async def _stream(
@@ -52,6 +81,7 @@ async def _stream(
     still_usable: Callable[[], bool],
     subscription: Subscription,
     resume_after: int | None,
+    feed: Feed = PLATFORM_FEED,
 ) -> AsyncIterator[str]:
     layer = get_channel_layer()
     channel = await layer.new_channel()
@@ -59,14 +89,17 @@ async def _stream(
     checked = time.monotonic()
     last_sent = 0
     try:
-        subscribed = {"project": slug, "filters": subscription.as_dict()}
-        yield f"event: subscribed\ndata: {json.dumps(subscribed)}\n\n"
+        if (greeting := feed.greeting(slug, subscription)) is not None:
+            yield greeting
         if resume_after is not None:
             project_id = int(group.removeprefix("project-"))
             for event in await database_call(events_since, project_id, resume_after):
                 last_sent = max(last_sent, event.get("id") or 0)
                 if subscription.wants(event):
-                    yield _frame(event)
+                    for text in feed.render(event):
+                        yield text
+        if (caught_up := feed.caught_up()) is not None:
+            yield caught_up
         while True:
             if time.monotonic() - checked >= settings.MEMORY_KEY_RECHECK_SECONDS:
                 if not await database_call(still_usable):
@@ -85,12 +118,18 @@ async def _stream(
                 continue
             last_sent = max(last_sent, event_id)
             if subscription.wants(event):
-                yield _frame(event)
+                for text in feed.render(event):
+                    yield text
     finally:
         await layer.group_discard(group, channel)
 
 
 async def events(request: HttpRequest) -> HttpResponse:
+    return await event_stream(request, PLATFORM_FEED)
+
+
+async def event_stream(request: HttpRequest, feed: Feed) -> HttpResponse:
+    """The caller's project's events as Server-Sent Events, written as `feed` writes them."""
     if request.method != "GET":
         return _error(405, "method_not_allowed", "Use GET.")
     credential = stream_credential(
@@ -124,6 +163,7 @@ async def events(request: HttpRequest) -> HttpResponse:
             functools.partial(credential.still_usable, api_key),
             subscription,
             resume_after,
+            feed,
         )
     )
     response = StreamingHttpResponse(

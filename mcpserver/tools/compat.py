@@ -21,7 +21,7 @@ from pydantic import Field
 
 from mcpserver.auth import actor_for
 from mcpserver.schemas import DeleteOut, StoreResult
-from mcpserver.tools import call, graph, memory, search, session_id_of
+from mcpserver.tools import call, graph, lifecycle, memory, search, session_id_of
 from mcpserver.tools.graph import Depth, RelationIn, RelationRef, TypedEntityIn
 from mcpserver.tools.memory import DEFAULT_AGENT_ID, LinkType, MemoryType, Unit
 from memories.models import MemoryLayer
@@ -73,14 +73,13 @@ async def recall_memories(
 ) -> dict[str, Any]:
     """Search memories (keyword, semantic, hybrid or graph), sorted by relevance; entity_name
     keeps only the memories linked to that entity, in the chosen search_mode. min_confidence
-    applies to the confidence a memory was stored with: an old memory ranks lower, it is not
-    hidden."""
+    applies to the effective confidence (decayed since the last access: halved every 30
+    days unread), as the SQL-native server defines it."""
     filters = MemoryFilters(
         memory_types=list(memory_types or []),
         tags=tags or [],
         entities=[entity_name] if entity_name else [],
-        # the confidence the memory was stored with: decay ranks an old memory, never hides it
-        min_stored_confidence=min_confidence,
+        min_confidence=min_confidence,
     )
     return await search.run_search(
         SearchQuery(
@@ -144,6 +143,18 @@ async def get_entity_graph(
         depth=depth,
         min_strength=min_strength,
         include_memories=include_memories,
+    )
+
+
+async def consolidate_memories(
+    similarity_threshold: Annotated[float, Field(gt=0.0, le=1.0)] = 0.85,
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    """Merge clusters of similar memories (similarity >= similarity_threshold) into their most
+    confident member; dry_run previews. Only merges: decay and pruning keep their own
+    schedules. Returns clusters found, memories merged and memories deleted."""
+    return await lifecycle.memory_consolidate(
+        similarity_threshold=similarity_threshold, dry_run=dry_run, stages=["merge"]
     )
 
 

@@ -460,6 +460,10 @@ MEMORY_RATE_LIMIT_ROUTES = {
     "memory-consolidate": "admin",
     "memory-decay-run": "admin",
     "memory-prune": "admin",
+    "session-close": "write",
+    # the SQL-native server's paths (compat/sqlnative)
+    "sqlnative-memory-search": "search",
+    "sqlnative-memory-consolidate": "admin",
 }
 # A statement of an HTTP request or an MCP tool call running longer than this is cancelled
 # (503, code `statement_timeout`); jobs and commands have no limit (0 = none for requests too).
