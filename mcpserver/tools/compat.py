@@ -34,6 +34,7 @@ from memories.services.memories import MemoryInput, memories_delete
 from memories.services.memories import memory_update as memory_update_service
 from memories.services.supersede import memory_revise
 from tenants.models import ApiKey
+from tenants.namespaces import MAINTENANCE_AGENTS
 
 # --- the SQL-native entity memory server --------------------------------------------------------
 
@@ -170,6 +171,12 @@ MementoLink = Literal["related", "caused_by", "resolved_by", "part_of", "contrad
 RECALL_LINKS = ["caused_by", "resolved_by", "relates_to"]  # Memento's default neighbours
 
 
+def _reading_agent(agent: str | None) -> str | None:
+    """The agent a read names: Memento's maintenance names ("system", "admin") name none (a
+    maintenance key then reads every namespace, another key the shared pool and that name's)."""
+    return None if agent in MAINTENANCE_AGENTS else agent
+
+
 def _link_type(value: str | None) -> LinkType:
     return cast(LinkType, "relates_to" if value in (None, "related") else value)
 
@@ -286,7 +293,7 @@ async def recall(
         raise ToolError("invalid: give text, keywords, topic, type or a time range")
     filters = MemoryFilters(
         session_id=sessionId or session_id_of(ctx),
-        agent_id=agentId,
+        agent_id=_reading_agent(agentId),
         memory_types=[type] if type else [],
         created_after=createdAfter,
         created_before=createdBefore,
@@ -318,7 +325,9 @@ async def forget(
     if not id and not topic:
         raise ToolError("invalid: give id or topic (forgetting a whole agent is too broad)")
     filters = (
-        MemoryFilters(agent_id=agentId, expression={"metadata.topic": topic}) if topic else None
+        MemoryFilters(agent_id=_reading_agent(agentId), expression={"metadata.topic": topic})
+        if topic
+        else None
     )
 
     def run(key: ApiKey) -> dict[str, Any]:
@@ -392,4 +401,6 @@ async def amend(
 @memento_tool
 async def graph_explore(startId: str, agentId: str | None = None) -> dict[str, Any]:
     """Causal chain around a fragment (caused_by / resolved_by), for root-cause analysis."""
-    return await graph.memory_causal_chain(start_id=startId, depth=1, agent_id=agentId)
+    return await graph.memory_causal_chain(
+        start_id=startId, depth=1, agent_id=_reading_agent(agentId)
+    )
