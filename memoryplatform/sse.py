@@ -17,9 +17,8 @@ import asyncio
 import functools
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from channels.layers import get_channel_layer
 from django.conf import settings
@@ -33,6 +32,7 @@ from memoryplatform.events import (
     event_json_schema,
     events_since,
     project_group,
+    sse_frame,
 )
 from memoryplatform.lib.db_threads import database_call
 from tenants import streams
@@ -47,18 +47,16 @@ def _error(status: int, code: str, message: str) -> JsonResponse:
     return JsonResponse({"error": {"code": code, "message": message, "fields": {}}}, status=status)
 
 
-def frame(name: str, data: Any, event_id: int | None = None) -> str:
-    """One Server-Sent Events frame."""
-    head = f"id: {event_id}\n" if event_id else ""
-    return f"{head}event: {name}\ndata: {json.dumps(data)}\n\n"
-
-
 def _frame(event: Event) -> str:
-    return frame(event["type"], event, event.get("id"))
+    return sse_frame(event["type"], event, event.get("id"))
 
 
 def _subscribed(slug: str, subscription: Subscription) -> str | None:
-    return frame("subscribed", {"project": slug, "filters": subscription.as_dict()})
+    return sse_frame("subscribed", {"project": slug, "filters": subscription.as_dict()})
+
+
+def no_greeting(slug: str, subscription: Subscription) -> str | None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -73,6 +71,16 @@ class Feed:
 
 
 PLATFORM_FEED = Feed()
+
+
+def feed_view(feed: Feed) -> Callable[[HttpRequest], Awaitable[HttpResponse]]:
+    """An SSE endpoint writing the project's events as `feed` does (a compatibility layer's
+    names and payloads; the composition root wires it, memoryplatform/urls.py)."""
+
+    async def view(request: HttpRequest) -> HttpResponse:
+        return await event_stream(request, feed)
+
+    return view
 
 
 async def _stream(

@@ -1,4 +1,5 @@
-"""`GET /api/events`: the project's live events as the SQL-native server names them.
+"""`GET /api/events`: the project's live events as the SQL-native server names them (the
+composition root serves them with the platform's SSE stream, memoryplatform/urls.py).
 
 | its event | payload | from the platform's |
 | --- | --- | --- |
@@ -20,10 +21,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
-
-from memoryplatform.events import Event
-from memoryplatform.sse import Feed, event_stream, frame
+from memoryplatform.events import Event, sse_frame
 
 
 def _created(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -80,16 +78,9 @@ def render(event: Event) -> Iterable[str]:
     translate = TRANSLATIONS.get(event["type"])
     if translate is None:
         return []
-    return [frame(name, payload, event.get("id")) for name, payload in translate(event["data"])]
+    return [sse_frame(name, payload, event.get("id")) for name, payload in translate(event["data"])]
 
 
-def _in_sync() -> str:
-    return frame("sync_complete", {"timestamp": datetime.now(UTC).isoformat()})
-
-
-SQLNATIVE_FEED = Feed(render=render, greeting=lambda slug, subscription: None, caught_up=_in_sync)
-
-
-async def events(request: HttpRequest) -> HttpResponse:
-    """The SQL-native server's SSE stream (its key authentication is the platform's)."""
-    return await event_stream(request, SQLNATIVE_FEED)
+def in_sync() -> str:
+    """`sync_complete`: the stream has caught up."""
+    return sse_frame("sync_complete", {"timestamp": datetime.now(UTC).isoformat()})

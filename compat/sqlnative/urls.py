@@ -1,12 +1,12 @@
 """The SQL-native server's paths (its clients call them without a trailing slash; one is
-accepted too)."""
+accepted too). Its event stream, `/api/events`, is wired by the composition root."""
 
 from __future__ import annotations
 
 from django.urls import re_path
 
 from analytics import api as analytics
-from compat.sqlnative import events, views
+from compat.sqlnative import views
 from entities.api.urls import entity_collection, entity_detail, relation_collection
 from entities.api.views import EntityViewSet, RelationViewSet
 
@@ -64,5 +64,4 @@ urlpatterns = [
         analytics.ConfidenceView.as_view(),
         name="sqlnative-analytics-confidence",
     ),
-    re_path(r"^api/events/?$", events.events, name="sqlnative-events"),
 ]
