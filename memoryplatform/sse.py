@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.utils.module_loading import import_string
 
 from memoryplatform import metrics
 from memoryplatform.events import (
@@ -73,14 +74,29 @@ class Feed:
 PLATFORM_FEED = Feed()
 
 
-def feed_view(feed: Feed) -> Callable[[HttpRequest], Awaitable[HttpResponse]]:
-    """An SSE endpoint writing the project's events as `feed` does (a compatibility layer's
-    names and payloads; the composition root wires it, memoryplatform/urls.py)."""
+def feed_view(name: str) -> Callable[[HttpRequest], Awaitable[HttpResponse]]:
+    """An SSE endpoint writing the project's events as the feed MEMORY_EVENT_FEEDS names
+    `name` does (a compatibility layer's event names and payloads)."""
 
     async def view(request: HttpRequest) -> HttpResponse:
-        return await event_stream(request, feed)
+        return await event_stream(request, _feed(name))
 
     return view
+
+
+@functools.cache
+def _feed(name: str) -> Feed:
+    """A feed of MEMORY_EVENT_FEEDS: {"render": path, "greeting": path or None,
+    "caught_up": path or None}, each the import path of a function."""
+    parts = settings.MEMORY_EVENT_FEEDS[name]
+    render = import_string(parts["render"])
+    greeting = import_string(parts["greeting"]) if parts.get("greeting") else no_greeting
+    caught_up = import_string(parts["caught_up"]) if parts.get("caught_up") else _nothing
+    return Feed(render=render, greeting=greeting, caught_up=caught_up)
+
+
+def _nothing() -> None:
+    return None
 
 
 async def _stream(

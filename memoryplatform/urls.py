@@ -2,16 +2,8 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from compat.sqlnative import events as sqlnative_events
 from memoryplatform import sse
 from memoryplatform.views import liveness, metrics_view, readiness
-
-# the SQL-native entity memory server's event stream (compat/sqlnative/events.py)
-SQLNATIVE_FEED = sse.Feed(
-    render=sqlnative_events.render,
-    greeting=sse.no_greeting,
-    caught_up=sqlnative_events.in_sync,
-)
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -32,5 +24,6 @@ urlpatterns = [
     path("api/v1/", include("memoryplatform.portability.api")),
     path("", include("tenants.oauth.urls")),  # OAuth for MCP clients, /.well-known/
     path("", include("compat.urls")),  # mem0's client paths (/v1/, /v2/, /v3/): compat/mem0
-    re_path(r"^api/events/?$", sse.feed_view(SQLNATIVE_FEED), name="sqlnative-events"),
+    # the SQL-native entity memory server's event stream (MEMORY_EVENT_FEEDS, compat/sqlnative)
+    re_path(r"^api/events/?$", sse.feed_view("sqlnative"), name="sqlnative-events"),
 ]

@@ -465,6 +465,14 @@ MEMORY_RATE_LIMIT_ROUTES = {
     "sqlnative-memory-search": "search",
     "sqlnative-memory-consolidate": "admin",
 }
+# Event streams for other systems' clients (memoryplatform/sse.py `feed_view`): how each
+# writes the project's events. The SQL-native entity memory server's, at /api/events.
+MEMORY_EVENT_FEEDS = {
+    "sqlnative": {
+        "render": "compat.sqlnative.events.render",
+        "caught_up": "compat.sqlnative.events.in_sync",
+    },
+}
 # A statement of an HTTP request or an MCP tool call running longer than this is cancelled
 # (503, code `statement_timeout`); jobs and commands have no limit (0 = none for requests too).
 MEMORY_STATEMENT_TIMEOUT_MS = env_int("MEMORY_STATEMENT_TIMEOUT_MS", 30_000, minimum=0)
