@@ -33,11 +33,15 @@ async def next_event(stream) -> tuple[str, dict, str | None]:
 
 async def test_the_stream_speaks_the_servers_event_names_payloads_and_sync_complete():
     alice = await sync_to_async(make_tenant)("alice")
+    charlie = await sync_to_async(make_tenant)("charlie")
     response = await AsyncClient().get("/api/events", headers={"X-API-Key": alice.key})
     assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
     stream = aiter(response.streaming_content)
     name, data, _ = await next_event(stream)
     assert name == "sync_complete" and "timestamp" in data
+    others = await AsyncClient().get("/api/events", headers={"X-API-Key": charlie.key})
+    other_stream = aiter(others.streaming_content)
+    assert (await next_event(other_stream))[0] == "sync_complete"
 
     created = await sync_to_async(alice.post)(
         "/api/memories", {"content": "Deploy failed due to missing env var", "memory_type": "error"}
@@ -57,6 +61,9 @@ async def test_the_stream_speaks_the_servers_event_names_payloads_and_sync_compl
     await sync_to_async(alice.delete)(f"/api/memories/{memory_id}")
     assert (await next_event(stream))[:2] == ("memory_deleted", {"id": memory_id})
     await stream.aclose()
+    with pytest.raises(TimeoutError):  # charlie's stream heard none of alice's events
+        await asyncio.wait_for(next_event(other_stream), 0.5)
+    await other_stream.aclose()
 
     resumed = await AsyncClient().get(
         "/api/events", headers={"X-API-Key": alice.key, "Last-Event-ID": event_id}
