@@ -86,6 +86,7 @@ def standard() -> list[ToolSpec]:
         ToolSpec("entity_delete", graph.entity_delete, DESTRUCTIVE),
         ToolSpec("relation_delete", graph.relation_delete, DESTRUCTIVE),
         ToolSpec("entity_graph", graph.entity_graph, READ_ONLY),
+        ToolSpec("graph_subgraph", graph.graph_subgraph_tool, READ_ONLY),
         ToolSpec("tag_list", graph.tag_list_tool, READ_ONLY),
         ToolSpec("tag_describe", graph.tag_describe, IDEMPOTENT_WRITE),
         ToolSpec("tool_feedback", memory.tool_feedback, WRITE),

@@ -281,6 +281,12 @@ class Memory(models.Model):
         related_name="memories",
         db_constraint=False,
     )
+    # a few sentences standing for a long memory (services/summaries.py), written in the
+    # background: searched beside the content, sent instead of it when a budget is tight
+    summary = models.TextField(blank=True, default="")
+    summary_method = models.CharField(max_length=20, blank=True, default="")  # extractive | llm
+    summary_tokens = models.PositiveIntegerField(default=0)
+    summary_embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
 
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config=TEXT_SEARCH_CONFIG, weight="A")
@@ -384,6 +390,21 @@ class Memory(models.Model):
                 fields=["project"],
                 condition=Q(deleted_at__isnull=True, vector_pending=True),
                 name="memory_vector_pending",
+            ),
+            # summaries, searched beside the content (selectors/search/summaries.py): only
+            # the long memories that have one are in these indexes
+            GinIndex(
+                SearchVector("summary", config=TEXT_SEARCH_CONFIG),
+                condition=Q(deleted_at__isnull=True) & ~Q(summary=""),
+                name="memory_summary_words",
+            ),
+            HnswIndex(
+                name="memory_summary_hnsw",
+                fields=["summary_embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+                condition=Q(deleted_at__isnull=True, summary_embedding__isnull=False),
             ),
         ]
         constraints = [

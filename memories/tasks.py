@@ -65,6 +65,18 @@ def _projects(project_id: int | None) -> Iterator[Project]:
 
 
 @survives_db_outage
+def summarize_memories(project_id: int, memory_ids: list[str]) -> dict[str, Any]:
+    """Enqueued when long memories are stored or edited: write their summaries."""
+    from memories.services.summaries import memories_summarize
+
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        return {}
+    with project_scope(project.pk):
+        return {"summarized": memories_summarize(project=project, memory_ids=memory_ids)}
+
+
+@survives_db_outage
 def run_decay(project_id: int | None = None) -> dict[str, Any]:
     """The hourly run; a project whose decay is paused is left as it is."""
     from memories.services.lifecycle import memories_decay

@@ -240,6 +240,32 @@ class MemoryTraverseQuerySerializer(ScopeSerializer, TraversalQuerySerializer):
 class ExportQuerySerializer(serializers.Serializer):
     as_of = serializers.DateTimeField(required=False, allow_null=True, default=None)
     include_closed = serializers.BooleanField(required=False, default=False)
+    node_types = CommaListField(
+        child=StrictCharField(),
+        required=False,
+        default=list,
+        help_text="kinds of node to export (entity, memory, episode, document, chunk, or all); "
+        "given, the export is of typed nodes keyed `<type>:<id>`",
+    )
+    edge_types = CommaListField(child=StrictCharField(), required=False, default=list)
+    max_nodes = serializers.IntegerField(min_value=1, max_value=100_000, default=100_000)
+
+
+class CrossGraphQuerySerializer(ScopeSerializer, TraversalQuerySerializer):
+    node = StrictCharField(help_text="the center: `<type>:<id>`, e.g. `document:5b1c…`")
+    node_types = CommaListField(
+        child=StrictCharField(),
+        required=False,
+        default=list,
+        help_text="kinds walked and shown: entity, memory, episode, document, chunk (all)",
+    )
+    edge_types = CommaListField(
+        child=StrictCharField(),
+        required=False,
+        default=list,
+        help_text="relation, about, link, contains, mentions, cites (all)",
+    )
+    as_of = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
 class AnalysisQuerySerializer(ScopeSerializer):

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from entities.models import Entity, EntityMemory, Relation
 from entities.scope import GRAPH_SCOPE_FIELDS, GraphScope
+from entities.selectors.graph import CrossExport
 from memories.models import Memory, MemoryLink
 from tenants.models import Project
 
@@ -238,3 +239,34 @@ def _data(element: ET.Element, values: dict[str, Any], keys: tuple[str, ...]) ->
     for key in keys:
         if values.get(key) not in (None, ""):
             ET.SubElement(element, "data", key=key).text = str(values[key])
+
+
+def graph_export_kinds_graphml(*, project: Project, export: CrossExport) -> str:
+    """The typed export (nodes of several kinds) as GraphML: node ids are `<type>:<id>`, and
+    every node and edge carries its `type`."""
+    root = ET.Element("graphml", xmlns=GRAPHML_NS)
+    for scope, keys in (("node", _TYPED_NODE_KEYS), ("edge", _TYPED_EDGE_KEYS)):
+        for key in keys:
+            kind = "double" if key == "weight" else "string"
+            ET.SubElement(
+                root, "key", id=key, attrib={"for": scope, "attr.name": key, "attr.type": kind}
+            )
+    graph = ET.SubElement(root, "graph", id=project.slug, edgedefault="directed")
+    for node in export.nodes:
+        element = ET.SubElement(graph, "node", id=node.key)
+        _data(
+            element,
+            {"type": node.kind, "label": node.label, "subtype": node.subtype},
+            _TYPED_NODE_KEYS,
+        )
+    for index, edge in enumerate(export.edges):
+        element = ET.SubElement(
+            graph, "edge", id=f"x{index}", source=edge.source, target=edge.target
+        )
+        values = {"type": edge.kind, "label": edge.label, "weight": edge.weight}
+        _data(element, values, _TYPED_EDGE_KEYS)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+_TYPED_NODE_KEYS = ("type", "label", "subtype")
+_TYPED_EDGE_KEYS = ("type", "label", "weight")

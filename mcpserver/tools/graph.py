@@ -12,6 +12,7 @@ from entities.models import EntityType
 from entities.representations import (
     EntitySerializer,
     RelationSerializer,
+    cross_graph_body,
     memory_graph_body,
     subgraph_body,
     tag_body,
@@ -19,6 +20,7 @@ from entities.representations import (
 from entities.scope import GraphScope
 from entities.selectors.analytics import graph_analysis
 from entities.selectors.entities import entity_find_by_name
+from entities.selectors.graph import Walk, graph_subgraph, parse_node
 from entities.selectors.tags import tag_get, tag_list
 from entities.selectors.traversal import RelationFilter, entity_subgraph
 from entities.services.entities import EntitySpec, entities_delete_by_name
@@ -231,6 +233,49 @@ async def entity_graph(
             memories_per_node=memories_per_node,
         )
         return subgraph_body(subgraph, include_memories=include_memories)
+
+    return await call("read", run)
+
+
+async def graph_subgraph_tool(
+    node: Annotated[
+        str, Field(description="The center as <type>:<id>: entity:12, document:<uuid>...")
+    ],
+    depth: Depth = 1,
+    node_types: Annotated[
+        list[Literal["entity", "memory", "episode", "document", "chunk"]] | None,
+        Field(description="Kinds to walk through and show (default: all)"),
+    ] = None,
+    edge_types: Annotated[
+        list[Literal["relation", "about", "link", "contains", "mentions", "cites"]] | None,
+        Field(description="Kinds of edge to follow (default: all)"),
+    ] = None,
+    direction: Direction = "both",
+    max_nodes: MaxNodes = 50,
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+    run_id: RunId = None,
+) -> dict[str, Any]:
+    """The one knowledge graph around any node: entities, memories, episodes, documents and
+    their chunks within `depth` hops, and the typed edges among them (a document mentions
+    an entity, a memory cites a chunk, an episode contains memories, a memory is about an
+    entity). Nodes are keyed <type>:<id>; use a key as the next `node`."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        walk = Walk(
+            node_types=tuple(node_types or ()),
+            edge_types=tuple(edge_types or ()),
+            direction=direction,
+            scope=_read_scope(user_id, agent_id, run_id),
+        )
+        graph = graph_subgraph(
+            project=key.project,
+            node=parse_node(node),
+            depth=depth,
+            walk=walk,
+            max_nodes=max_nodes,
+        )
+        return cross_graph_body(graph)
 
     return await call("read", run)
 

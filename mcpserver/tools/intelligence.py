@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from mcpserver.auth import actor_for
 from mcpserver.tools import call, session_id_of
 from mcpserver.tools.memory import DEFAULT_AGENT_ID, AgentId, MemoryType, RunId, UserId
-from memories.representations import MemorySerializer, episode_body
+from memories.representations import context_body
 from memories.services.content import Scope
 from memories.services.extraction import memories_add
 from memories.services.session import session_context, session_reflect
@@ -40,10 +40,14 @@ async def memory_add(
     infer: Annotated[
         bool, Field(description="Extract facts and reconcile (ADD/UPDATE/DELETE/NONE)")
     ] = True,
+    prompt: Annotated[
+        str | None,
+        Field(description="Replaces the fact-extraction prompt for this call (LLM only)"),
+    ] = None,
 ) -> dict[str, Any]:
     """Learn from a conversation: extract the durable facts, compare each with what is
-    already known in the scope and ADD, UPDATE, DELETE (supersede) or skip (NONE). Returns
-    the events. Works offline; uses the configured LLM when there is one."""
+    already known in the scope and ADD, UPDATE, DELETE (a soft delete, restorable) or skip
+    (NONE). Returns the events. Works offline; uses the configured LLM when there is one."""
     raw = messages if isinstance(messages, str) else [m.model_dump() for m in messages]
 
     def run(key: ApiKey) -> dict[str, Any]:
@@ -53,6 +57,7 @@ async def memory_add(
             scope=scope_or_default(user_id, agent_id, run_id),
             actor=actor_for(key),
             metadata=metadata,
+            prompt=prompt,
             infer=infer,
         )
 
@@ -82,14 +87,7 @@ async def memory_context(
             types=list(types) if types else None,
             session_id=session_id,
         )
-        return {
-            "core": MemorySerializer(context.core, many=True).data,
-            "working": MemorySerializer(context.working, many=True).data,
-            "tokens_used": context.tokens_used,
-            "token_budget": context.token_budget,
-            "text": context.as_text(),
-            "episode": episode_body(context.episode) if context.episode else None,
-        }
+        return context_body(context)
 
     return await call("read", run)
 

@@ -8,14 +8,13 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.api.serializers import MemorySerializer, PaginationSerializer, ScopeSerializer
 from memories.models import MAX_DECAY_RATE, ContradictionResolution, ContradictionReview, MemoryType
-from memories.representations import episode_body
+from memories.representations import context_body
 from memories.services.archive import memory_decompress
 from memories.services.content import Scope
 from memories.services.contradictions import (
@@ -48,7 +47,8 @@ class AddSerializer(ScopeSerializer):
         required=False,
         allow_blank=True,
         allow_null=True,
-        help_text="instructions added to the extraction prompt (admin-scope keys only)",
+        help_text="replaces the extraction prompt for this call (the output format and the "
+        "data rule stay)",
     )
     infer = StrictBooleanField(required=False, default=True)
     occurred_at = serializers.DateTimeField(
@@ -201,8 +201,6 @@ class AddView(ProjectScopedMixin, APIView):
         from memories.services.extraction import memories_add
 
         data = self.validated(AddSerializer, request.data)
-        if data.get("prompt") and not self.request.auth.has_scope("admin"):
-            raise PermissionDenied("a custom extraction prompt (`prompt`) needs an admin key")
         result = memories_add(
             project=self.project,
             messages=data["messages"],
@@ -262,7 +260,11 @@ class PruneView(ProjectScopedMixin, APIView):
         candidates = prune_candidates(project=self.project, threshold=threshold)
         offset = query.get("offset", 0)
         limit = query.get("limit") or settings.MEMORY_DEFAULT_PAGE_SIZE
-        page = list(candidates.defer("embedding", "search_vector")[offset : offset + limit])
+        page = list(
+            candidates.defer("embedding", "search_vector", "summary_embedding")[
+                offset : offset + limit
+            ]
+        )
         results = MemorySerializer(page, many=True).data
         for item, memory in zip(results, page, strict=True):  # why each would go
             item["prune_reason"] = "stale" if memory.stale else "low_confidence"
@@ -431,13 +433,4 @@ class ContextView(ProjectScopedMixin, APIView):
             types=data["types"] or None,
             session_id=data.get("session_id"),
         )
-        return Response(
-            {
-                "core": MemorySerializer(context.core, many=True).data,
-                "working": MemorySerializer(context.working, many=True).data,
-                "tokens_used": context.tokens_used,
-                "token_budget": context.token_budget,
-                "text": context.as_text(),
-                "episode": episode_body(context.episode) if context.episode else None,
-            }
-        )
+        return Response(context_body(context))

@@ -20,12 +20,13 @@ from memories.selectors.filters import (
     effective_confidence,
     with_namespace,
 )
+from memories.selectors.search_types import summary_fits
 from memoryplatform.db.rls import as_owner
 from memoryplatform.lib.errors import NotFound, parse_uuid
 from tenants.models import Project
 from tenants.namespaces import SHARED_AGENT, current_namespace
 
-NOT_LOADED = ("embedding", "search_vector")  # what reads leave to be asked for
+NOT_LOADED = ("embedding", "search_vector", "summary_embedding")  # what reads leave aside
 
 
 def memory_queryset(
@@ -233,8 +234,11 @@ def memories_by_importance(
     queryset = apply_filters(base, with_namespace(filters), project=project)
     chosen, used = [], 0
     for memory in queryset.order_by("-importance", "-created_at", "-id")[:limit]:
-        if chosen and used + memory.token_count > token_budget:
-            break
+        cost = memory.token_count
+        if chosen and used + cost > token_budget:
+            if not summary_fits(memory, token_budget - used):
+                break
+            memory.summarized, cost = True, memory.summary_tokens  # type: ignore[attr-defined]
         chosen.append(memory)
-        used += memory.token_count
+        used += cost
     return chosen

@@ -10,6 +10,7 @@ from django.db.models import Case, Q, QuerySet, When
 
 from memories.models import Episode, Memory, MemoryLayer, MemoryType, default_importance
 from memories.selectors.episodes import episode_open_for_run
+from memories.selectors.search_types import summary_fits
 from memories.services.bulk import memories_create_bulk
 from memories.services.content import Scope, check_metadata
 from memories.services.layers import SessionCloseReport, check_promote, session_close
@@ -149,21 +150,31 @@ class SessionContext:
     episode: Episode | None = None  # the session's open episode, if any
 
     def as_text(self) -> str:
-        lines = [f"[{m.memory_type}] {m.content}" for m in self.core]
+        lines = [_line(m) for m in self.core]
         if self.episode is not None:
             lines += ["", f"Current episode: {self.episode.name or self.episode.pk}"]
         if self.working:
             lines += ["", "Working memory (this session):"]
-            lines += [f"[{m.memory_type}] {m.content}" for m in self.working]
+            lines += [_line(m) for m in self.working]
         return "\n".join(lines)
 
 
+def _line(memory: Memory) -> str:
+    if getattr(memory, "summarized", False):
+        return f"[{memory.memory_type}] (summary) {memory.summary}"
+    return f"[{memory.memory_type}] {memory.content}"
+
+
 def _fill(queryset: QuerySet[Memory], budget: int, limit: int = 200) -> tuple[list[Memory], int]:
+    """Memories in order while they fit; one whose full text does not fit goes as its
+    summary when that does (`summarized`), else a shorter memory further down may."""
     chosen, used = [], 0
     for memory in queryset[:limit]:
         cost = memory.token_count or 1
         if used + cost > budget:
-            continue  # a shorter memory further down may still fit
+            if not summary_fits(memory, budget - used):
+                continue
+            memory.summarized, cost = True, memory.summary_tokens  # type: ignore[attr-defined]
         chosen.append(memory)
         used += cost
     return chosen, used
@@ -189,7 +200,7 @@ def session_context(
     if unknown:
         raise InvalidInput("unknown memory type", fields={"types": unknown})
     base = Memory.objects.for_project(project).alive()  # within the caller's agent namespace
-    base = base.defer("embedding", "search_vector")
+    base = base.defer("embedding", "search_vector", "summary_embedding")
     owner = Scope(scope.user_id, scope.agent_id, None)
     if owner.is_empty and not session_id:
         Scope.of({}, required=True)

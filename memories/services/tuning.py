@@ -29,6 +29,7 @@ DEFAULTS = {
     "session_idle_minutes": "MEMORY_SESSION_IDLE_MINUTES",
     "tier_expiry": "MEMORY_TIER_EXPIRY",
     "stale_thresholds": "MEMORY_STALE_THRESHOLDS",
+    "delete_decisions": "MEMORY_DELETE_DECISIONS",
 }
 
 

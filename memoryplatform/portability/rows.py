@@ -20,11 +20,14 @@ from memoryplatform.portability.sections import Section
 
 
 def encode(value: Any) -> Any:
-    """A column's value as JSON can hold it (vectors as lists of floats)."""
+    """A column's value as JSON can hold it (bytes as base64 text, which Django's
+    BinaryField reads back)."""
     if isinstance(value, dt.datetime | dt.date):
         return value.isoformat()
     if isinstance(value, uuid.UUID):
         return str(value)
+    if isinstance(value, bytes | memoryview):
+        return base64.b64encode(bytes(value)).decode("ascii")
     return value
 
 

@@ -26,7 +26,7 @@ from memories.selectors.filters import (
 )
 from memories.selectors.memories import memories_by_id, memory_queryset, project_share
 from memories.selectors.quality import rank_factor
-from memories.selectors.search_types import Candidate, SearchHit, SearchQuery
+from memories.selectors.search_types import Candidate, SearchHit, SearchQuery, summary_fits
 from memoryplatform.lib.errors import InvalidInput
 from memoryplatform.metrics import timed_search
 from tenants.models import Project
@@ -351,12 +351,15 @@ def _load_rows(project: Project, hits: list[SearchHit]) -> list[SearchHit]:
 
 
 def _within_budget(hits: list[SearchHit], budget: int | None) -> tuple[list[SearchHit], int, bool]:
-    """Accumulate in rank order; stop before the first memory that would exceed the budget."""
+    """Accumulate in rank order; a memory whose full text would exceed the budget is sent as
+    its summary when that fits (`summarized`), else the page stops before it."""
     kept: list[SearchHit] = []
     total = 0
     for hit in hits:
         if budget is not None and total + hit.memory.token_count > budget:
-            return kept, total, True
+            if not summary_fits(hit.memory, budget - total):
+                return kept, total, True
+            hit.summarized = True
         kept.append(hit)
-        total += hit.memory.token_count
+        total += hit.tokens
     return kept, total, False

@@ -25,7 +25,7 @@ def infer(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0021_tenant_foreign_keys_without_db_constraint"),
+        ("memories", "0022_memory_summaries"),
     ]
 
     operations = [
