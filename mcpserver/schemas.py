@@ -47,6 +47,7 @@ class MemoryOut(TypedDict):
     verified_at: str | None
     compressed: bool
     pinned: bool
+    ttl_tier: str
     expires_at: str | None
     occurred_at: str | None
     version: int

@@ -223,7 +223,9 @@ class EntityGraphQuerySerializer(ScopeSerializer, TraversalQuerySerializer):
     memories_per_node = serializers.IntegerField(min_value=0, max_value=50, default=5)
 
 
-class MemoryTraverseQuerySerializer(TraversalQuerySerializer):
+class MemoryTraverseQuerySerializer(ScopeSerializer, TraversalQuerySerializer):
+    """`user_id` / `agent_id` / `run_id`: the walk starts in that scope and stays inside it."""
+
     depth = serializers.IntegerField(min_value=0, max_value=5, default=2)
     link_type = CommaListField(child=StrictCharField(), required=False, default=list)
     strategy = serializers.ChoiceField(choices=["bfs", "dfs"], default="bfs")
@@ -266,7 +268,9 @@ class CrossGraphQuerySerializer(ScopeSerializer, TraversalQuerySerializer):
     as_of = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
-class AnalysisQuerySerializer(serializers.Serializer):
+class AnalysisQuerySerializer(ScopeSerializer):
+    """`user_id` / `agent_id` / `run_id`: that scope's graph and memory links only."""
+
     top = serializers.IntegerField(min_value=1, max_value=100, default=10)
 
 

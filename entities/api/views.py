@@ -49,6 +49,7 @@ from entities.representations import (
     subgraph_body,
     tag_body,
 )
+from entities.scope import GRAPH_SCOPE_FIELDS
 from entities.selectors.analytics import (
     graph_analysis,
     graph_export,
@@ -326,7 +327,8 @@ class GraphAnalysisView(ProjectScopedMixin, APIView):
     @extend_schema(parameters=[AnalysisQuerySerializer], responses={200: dict})
     def get(self, request: Request) -> Response:
         query = self.validated(AnalysisQuerySerializer, request.query_params)
-        return Response(graph_analysis(project=self.project, top=query["top"]))
+        scope = read_scope(query)
+        return Response(graph_analysis(project=self.project, top=query["top"], scope=scope))
 
 
 class GraphExportView(ProjectScopedMixin, APIView):
@@ -407,6 +409,7 @@ class MemoryGraphViewSet(ProjectScopedMixin, viewsets.ViewSet):
             memory_types=query["memory_type"] or None,
             tags=query["tags"] or None,
             include_parent_links=query["include_parent_links"],
+            **_walk_scope(query),
         )
         return Response(memory_graph_body(graph))
 
@@ -418,6 +421,7 @@ class MemoryGraphViewSet(ProjectScopedMixin, viewsets.ViewSet):
             memory_id=memory_pk,
             depth=query["depth"],
             max_nodes=query["max_nodes"],
+            **_walk_scope(query),
         )
         return Response(memory_graph_body(graph))
 
@@ -425,6 +429,10 @@ class MemoryGraphViewSet(ProjectScopedMixin, viewsets.ViewSet):
     def entities(self, request: Request, memory_pk: str) -> Response:
         entities = memory_entities(project=self.project, memory_id=memory_pk)
         return Response(EntitySerializer(entities, many=True).data)
+
+
+def _walk_scope(query: dict[str, Any]) -> dict[str, str | None]:
+    return {name: query.get(name) or None for name in GRAPH_SCOPE_FIELDS}
 
 
 class TagListView(ProjectScopedMixin, APIView):

@@ -301,10 +301,14 @@ async def memory_traverse(
     include_parent_links: Annotated[
         bool, Field(description="Also follow part_of / contains when link_types is given")
     ] = False,
+    user_id: Annotated[str | None, Field(description="Stay inside this user's memories")] = None,
+    agent_id: Annotated[str | None, Field(description="Stay inside this agent's")] = None,
+    run_id: Annotated[str | None, Field(description="Stay inside this run's")] = None,
 ) -> dict[str, Any]:
     """Walk typed links between memories from one memory (live memories only): what it
     supports, contradicts, supersedes, was caused by, resolved by... Breadth or depth first,
-    within a time budget, filtered by link type, memory type and tags."""
+    within a time budget, filtered by link type, memory type and tags; given user_id /
+    agent_id / run_id, it starts and stays inside that scope."""
 
     def run(key: ApiKey) -> dict[str, Any]:
         graph = traverse_selector(
@@ -320,6 +324,9 @@ async def memory_traverse(
             memory_types=memory_types or None,
             tags=tags or None,
             include_parent_links=include_parent_links,
+            user_id=user_id,
+            agent_id=agent_id,
+            run_id=run_id,
         )
         return memory_graph_body(graph)
 
@@ -329,22 +336,37 @@ async def memory_traverse(
 async def memory_causal_chain(
     start_id: Annotated[str, Field(description="Memory id, typically an error")],
     depth: Depth = 3,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    run_id: str | None = None,
 ) -> dict[str, Any]:
     """Causes and resolutions around a memory (caused_by / causes / resolved_by links),
-    for root-cause analysis starting from an error."""
+    for root-cause analysis starting from an error; inside a scope when one is given."""
 
     def run(key: ApiKey) -> dict[str, Any]:
-        return memory_graph_body(
-            causal_chain_selector(project=key.project, memory_id=start_id, depth=depth)
+        chain = causal_chain_selector(
+            project=key.project,
+            memory_id=start_id,
+            depth=depth,
+            user_id=user_id,
+            agent_id=agent_id,
+            run_id=run_id,
         )
+        return memory_graph_body(chain)
 
     return await call("read", run)
 
 
-async def memory_graph_analysis(top: Annotated[int, Field(ge=1, le=100)] = 10) -> dict[str, Any]:
+async def memory_graph_analysis(
+    top: Annotated[int, Field(ge=1, le=100)] = 10,
+    user_id: Annotated[str | None, Field(description="This user's graph and links only")] = None,
+    agent_id: AgentId = None,
+    run_id: RunId = None,
+) -> dict[str, Any]:
     """Graph health at a glance: counts, degrees and the top connectors of the entity graph
-    and of the memory-link graph."""
-    return await call("read", lambda key: graph_analysis(project=key.project, top=top))
+    and of the memory-link graph (of one user's, agent's or run's when given)."""
+    scope = _read_scope(user_id, agent_id, run_id)
+    return await call("read", lambda key: graph_analysis(project=key.project, top=top, scope=scope))
 
 
 async def tag_list_tool(

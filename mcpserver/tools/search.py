@@ -82,7 +82,10 @@ async def memory_search(
     episode_id: Annotated[str | None, Field(description="Stored during this episode")] = None,
     session_id: Annotated[
         str | None,
-        Field(description="The caller's run: its recent short-term memories rank a little higher"),
+        Field(
+            description="The caller's session: its recent short-term memories rank a little "
+            "higher, other sessions' working memory is left out"
+        ),
     ] = None,
 ) -> dict[str, Any]:
     """Recall memories relevant to a query, best first (relevance × decay-aware confidence).
@@ -105,6 +108,7 @@ async def memory_search(
             states=list(state or []),
             layers=list(layer or []),
             episode_id=parse_episode_id(episode_id) if episode_id else None,
+            session_id=session_id,
         ),
         limit=limit,
         offset=offset,

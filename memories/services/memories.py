@@ -19,6 +19,7 @@ from memories.models import (
     Memory,
     MemoryHistory,
     default_importance,
+    infer_ttl_tier,
 )
 from memories.services.content import (
     SCOPE_FIELDS,
@@ -192,6 +193,7 @@ def _build(project: Project, data: MemoryInput, embedding: list[float] | None) -
     return Memory(
         project=project,
         **values,
+        ttl_tier=infer_ttl_tier(values["memory_type"], values["importance"]),
         **scope.as_dict(),
         content_hash=content_hash(values["content"]),
         token_count=count_tokens(values["content"]),
@@ -320,6 +322,8 @@ def memory_update(
         memory.embedding = embed_or_none([memory.content])[0]
         memory.version += 1
         summary_cleared(memory)
+    if "memory_type" in changed or "importance" in changed:  # Memento's inference, again
+        memory.ttl_tier = infer_ttl_tier(memory.memory_type, memory.importance)
     memory.updated_at = timezone.now()
     try:
         with transaction.atomic():

@@ -86,6 +86,8 @@ def load(section: Section, data: Any, *, dimensions: int) -> dict[str, Any]:
     before a column existed); missing vectors stay unset (computed after the import)."""
     if not isinstance(data, dict):
         raise RowError("data", "a JSON object expected")
+    if section.normalize is not None:
+        data = section.normalize(data)
     known = {field.attname: field for field in section.fields}
     unknown = sorted(set(data) - set(known))
     if unknown:

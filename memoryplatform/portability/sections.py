@@ -40,6 +40,7 @@ from memories.models import (
     MemoryLink,
     ProjectPrompt,
 )
+from memories.services.links import legacy_link
 from tenants.models import Project
 
 
@@ -59,6 +60,8 @@ class Section:
     exclude: tuple[str, ...] = ()  # attnames that never travel
     # adjusts a row's values (by attname) before it is written
     prepare: Callable[[dict[str, Any]], None] | None = None
+    # maps a row as read (legacy values) to what the model takes, before it is checked
+    normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     # adjusts a row's values before it goes into the file (an original's bytes read in)
     export: Callable[[dict[str, Any]], None] | None = None
     # what follows an import's commit for the project (originals moved to their storage)
@@ -105,7 +108,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("episodes", Episode),
     Section("memories", Memory, prepare=defer_vector),
     Section("memory_history", MemoryHistory),
-    Section("memory_links", MemoryLink),
+    Section("memory_links", MemoryLink, normalize=legacy_link),
     Section("memory_archives", MemoryArchive),
     Section("contradictions", ContradictionReview),
     Section("memory_feedback", MemoryFeedback, natural_key=("memory_id", "created_at", "actor")),

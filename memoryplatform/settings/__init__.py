@@ -185,6 +185,14 @@ MEMORY_SHORT_TERM_PROMOTE_ACCESSES = env_int("MEMORY_SHORT_TERM_PROMOTE_ACCESSES
 MEMORY_SHORT_TERM_SESSION_BOOST = env_float(
     "MEMORY_SHORT_TERM_SESSION_BOOST", 0.1, minimum=0, maximum=1
 )
+# A session's working memory (its run's short-term memories) ends with the session: closed
+# explicitly, or after this many minutes without a write or read (project setting
+# `session_idle_minutes`; 0: only explicit closes). Memento's sessions last 60 minutes idle.
+MEMORY_SESSION_IDLE_MINUTES = env_float("MEMORY_SESSION_IDLE_MINUTES", 60.0, minimum=0)
+# Agent namespaces (tenants/namespaces.py): an agent reads its own memories and the shared
+# pool. Off by default; a project's `agent_namespaces` setting, or the memento MCP profile,
+# turns them on.
+MEMORY_AGENT_NAMESPACES = env_bool("MEMORY_AGENT_NAMESPACES", False)
 # Uploaded documents (docs/documents.md): caps on what one upload may cost, and chunking.
 MEMORY_DOCUMENT_MAX_BYTES = env_int("MEMORY_DOCUMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=1)
 MEMORY_DOCUMENT_MAX_PAGES = env_int("MEMORY_DOCUMENT_MAX_PAGES", 500, minimum=1)
@@ -470,9 +478,21 @@ MEMORY_RATE_LIMIT_ROUTES = {
     "memory-consolidate": "admin",
     "memory-decay-run": "admin",
     "memory-prune": "admin",
+    "session-close": "write",
+    # the SQL-native server's paths (compat/sqlnative)
+    "sqlnative-memory-search": "search",
+    "sqlnative-memory-consolidate": "admin",
     "document-original": "read",
     "document-rechunk": "write",
     "graph-subgraph": "read",
+}
+# Event streams for other systems' clients (memoryplatform/sse.py `feed_view`): how each
+# writes the project's events. The SQL-native entity memory server's, at /api/events.
+MEMORY_EVENT_FEEDS = {
+    "sqlnative": {
+        "render": "compat.sqlnative.events.render",
+        "caught_up": "compat.sqlnative.events.in_sync",
+    },
 }
 # A statement of an HTTP request or an MCP tool call running longer than this is cancelled
 # (503, code `statement_timeout`); jobs and commands have no limit (0 = none for requests too).
@@ -640,6 +660,13 @@ MEMORY_PRUNING = env_bool("MEMORY_PRUNING", True)
 # have their text compressed to a summary (0 = never; the full text is kept, restorable).
 MEMORY_DECAY_LINK_BOOST = env_float("MEMORY_DECAY_LINK_BOOST", 0.0, minimum=0)
 MEMORY_ARCHIVE_COMPRESS_CHARS = env_int("MEMORY_ARCHIVE_COMPRESS_CHARS", 400, minimum=0)
+# Memento's TTL tiers (hot / warm / cold / permanent, stored per memory): a memory turns cold
+# after half its type's stale threshold unread (days; a project's `stale_thresholds` overrides
+# them); with `tier_expiry` (project setting, or this) the prune job also removes cold
+# memories unread for the whole threshold. Off by default: decay ranks, pruning stays the
+# effective-confidence rule (docs/intelligence.md, "TTL tiers").
+MEMORY_STALE_THRESHOLDS = {"procedure": 30, "fact": 60, "decision": 90, "default": 60}
+MEMORY_TIER_EXPIRY = env_bool("MEMORY_TIER_EXPIRY", False)
 # Utility scoring of new and changed memories (a background job; memories/services/utility.py)
 # and its weight in search ranking: a score of 1 multiplies a hit by 1 + weight/2, 0 by
 # 1 - weight/2, the unassessed 0.5 by 1.

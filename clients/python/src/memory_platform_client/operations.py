@@ -74,6 +74,7 @@ OPERATIONS: dict[str, Operation] = {
     # session start and end
     "session.reflect": _op("POST", "/session/reflect/"),
     "session.context": _op("POST", "/session/context/"),
+    "session.close": _op("POST", "/session/close/"),
     # knowledge graph
     "entities.list": _op("GET", "/entities/"),
     "entities.iter": _op("GET", "/entities/"),
