@@ -216,6 +216,7 @@ def test_every_operation_of_the_api_answers_through_the_sdk(client: Client) -> N
     reflected = client.session.reflect("Fixed the deploy", user_id="u1", decisions=["Use CI"])
     assert reflected["results"]
     assert client.session.context(user_id="u1", token_budget=500)["token_budget"] == 500
+    assert client.session.close("r-closed") is not None
 
     ada = client.entities.create("Ada", entity_type="person", aliases=["Countess"])
     assert client.entities.get(ada["id"])["name"] == "Ada"
@@ -268,6 +269,10 @@ def test_every_operation_of_the_api_answers_through_the_sdk(client: Client) -> N
     assert [ref["chunk_id"] for ref in cited] == [chunk_id]
     client.documents.uncite(cause["id"], chunk_id)
     assert client.documents.learn(document["id"], infer=False)["chunks"]
+    assert client.documents.original(document["id"]) == runbook.encode()
+    assert client.documents.rechunk(document["id"], chunk_size=200)["id"] == document["id"]
+    around = client.graph.subgraph(f"document:{document['id']}", depth=1)
+    assert around["nodes"]
     client.documents.delete(document["id"])
 
     episode = client.episodes.start(name="Deploy fix", user_id="u1", run_id="r9")
