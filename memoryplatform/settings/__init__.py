@@ -67,6 +67,7 @@ INSTALLED_APPS = [
 # the event loop and a thread at every hook; browser-only ones skip /api/v1/ (lib/middleware.py).
 MIDDLEWARE = [
     "memoryplatform.middleware.RequestObservationMiddleware",  # request id, metrics
+    "memoryplatform.lib.middleware.RefuseNulMiddleware",  # NUL in a path or query: 400
     "memoryplatform.lib.middleware.InlineSecurityMiddleware",
     "memoryplatform.lib.static.StaticFilesMiddleware",  # WhiteNoise, async-capable
     "memoryplatform.lib.middleware.BrowserOnlySessionMiddleware",
@@ -369,7 +370,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["tenants.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["tenants.permissions.HasApiKeyScope"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["memoryplatform.lib.api.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "memoryplatform.lib.schema.PlatformAutoSchema",
     "EXCEPTION_HANDLER": "memoryplatform.lib.api.exception_handler",
     "UNAUTHENTICATED_USER": None,
@@ -494,6 +495,9 @@ MEMORY_MAX_CONTEXT_LENGTH = env_int("MEMORY_MAX_CONTEXT_LENGTH", 8000, minimum=1
 # Request bodies above this size are refused (413) before they are read to the end, on every
 # HTTP path (REST, MCP); a bulk write of 1,000 memories of 8,000 characters fits.
 MEMORY_MAX_REQUEST_BYTES = env_int("MEMORY_MAX_REQUEST_BYTES", 16 * 1024 * 1024, minimum=1024)
+# Django's own body limit (2.5 MB) would answer an HTML 400 before the serializer could name
+# the field that is too long: the limit above is the one that holds (413 with the JSON error).
+DATA_UPLOAD_MAX_MEMORY_SIZE = MEMORY_MAX_REQUEST_BYTES
 MEMORY_DEFAULT_PAGE_SIZE = env_int("MEMORY_DEFAULT_PAGE_SIZE", 20, minimum=1)
 MEMORY_MAX_PAGE_SIZE = env_int("MEMORY_MAX_PAGE_SIZE", 100, minimum=1)
 MEMORY_DECAY_HALF_LIFE_DAYS = env_float("MEMORY_DECAY_HALF_LIFE_DAYS", 30.0, minimum=0.01)

@@ -3,7 +3,6 @@ token, revocation and metadata endpoints are django-oauth-toolkit's own (tenants
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -22,6 +21,7 @@ from oauth2_provider.views import DynamicClientRegistrationView
 from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
+from memoryplatform.lib import json_input
 from memoryplatform.lib.rls import project_scope
 from tenants.oauth.forms import ConsentForm
 from tenants.oauth.services import grantable_scopes, key_holder
@@ -150,7 +150,10 @@ class RegistrationView(DynamicClientRegistrationView):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
-            metadata = json.loads(request.body)
+            metadata = json_input.loads(request.body)
+        except json_input.JsonInputError as exc:  # refused before the library parses it
+            body = {"error": "invalid_client_metadata", "error_description": str(exc)}
+            return JsonResponse(body, status=400)
         except ValueError:
             metadata = None
         if isinstance(metadata, dict):
