@@ -202,7 +202,9 @@ def _ensure_role(cursor: Any, role: str) -> None:
 def _member(cursor: Any, role: str) -> bool:
     """Whether the login may already act as `role` (an administrator granted it once: a login
     without CREATEROLE could not grant it again)."""
-    cursor.execute("SELECT pg_has_role(current_user, %s, 'MEMBER')", [role])
+    # PostgreSQL 16+: a CREATEROLE login holds the roles it creates with ADMIN but not SET
+    right = "SET" if cursor.connection.info.server_version >= 160000 else "MEMBER"
+    cursor.execute(f"SELECT pg_has_role(current_user, %s, '{right}')", [role])
     return bool(cursor.fetchone()[0])
 
 

@@ -143,3 +143,28 @@ def test_the_depth_check_costs_little_on_a_body_of_brackets() -> None:
     assert json_input.loads('{"a": "\\\\u0000"}') == {"a": "\\u0000"}  # an escaped backslash
     with pytest.raises(json_input.JsonInputError):
         json_input.loads('{"a": "\\u0000"}')
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_an_mcp_tool_call_is_held_to_the_same_depth_and_nul_rules(alice: Tenant) -> None:
+    from tests.mcpserver.conftest import in_process
+
+    async with in_process(alice) as client:
+        deep = await client.call_tool(
+            "memory_store", {"content": "x", "user_id": "u1", "metadata": _nested(40)}
+        )
+        nul = await client.call_tool("memory_store", {"content": "a\x00b", "user_id": "u1"})
+        fine = await client.call_tool(
+            "memory_store", {"content": "x", "user_id": "u1", "metadata": _nested(20)}
+        )
+    assert deep.is_error and "nested more than 32 levels" in deep.content[0].text
+    assert nul.is_error and "NUL" in nul.content[0].text
+    assert not fine.is_error
