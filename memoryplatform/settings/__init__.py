@@ -68,6 +68,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "memoryplatform.middleware.RequestObservationMiddleware",  # request id, metrics
     "memoryplatform.lib.middleware.RefuseNulMiddleware",  # NUL in a path or query: 400
+    "tenants.throttling.AddressRateLimitMiddleware",  # requests without a key, per address
     "memoryplatform.lib.middleware.InlineSecurityMiddleware",
     "memoryplatform.lib.static.StaticFilesMiddleware",  # WhiteNoise, async-capable
     "memoryplatform.lib.middleware.BrowserOnlySessionMiddleware",
@@ -444,15 +445,34 @@ MEMORY_RATE_LIMITS = {
     "search": env_rate("MEMORY_RATE_LIMIT_SEARCH", "3000/min"),
     "write": env_rate("MEMORY_RATE_LIMIT_WRITE", "3000/min"),
     "admin": env_rate("MEMORY_RATE_LIMIT_ADMIN", "300/min"),  # reset, consolidate, decay, prune
+    # requests without an API key (OAuth, the admin, the API schema), per client address; the
+    # test suite's clients all come from one address, so it is off under pytest unless set
+    "address": env_rate("MEMORY_RATE_LIMIT_ADDRESS", "none" if TESTING else "60/min"),
 }
-# Which routes count as what (by URL name); any other request is `admin` if it needs the admin
-# scope, `write` if it writes, else `read`. A view may also name its kind (`throttle_scope`).
+# Which routes count as what (by view name, `namespace:*` for a whole namespace). A route of
+# the API that takes a key and is not listed is `admin` if it needs the admin scope, `write`
+# if it writes, else `read` (a view may also name its kind: `throttle_scope`). Routes without
+# a key count against `address`; `streams` routes hold a stream slot (MEMORY_MAX_STREAMS_PER_KEY);
+# `none` are never counted (probes, metrics). tests/tenants/test_route_limits.py fails on a
+# route that falls in no class.
 MEMORY_RATE_LIMIT_ROUTES = {
     "memory-search": "search",
     "session-context": "search",
+    "mem0-search": "search",
     "memory-consolidate": "admin",
     "memory-decay-run": "admin",
     "memory-prune": "admin",
+    "events": "streams",
+    "health": "none",
+    "health-ready": "none",
+    "health-live": "none",
+    "metrics": "none",
+    "schema": "address",
+    "docs": "address",
+    "redoc": "address",
+    "events-schema": "address",
+    "oauth2_provider:*": "address",
+    "admin:*": "address",
 }
 # A statement of an HTTP request or an MCP tool call running longer than this is cancelled
 # (503, code `statement_timeout`); jobs and commands have no limit (0 = none for requests too).

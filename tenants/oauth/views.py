@@ -12,6 +12,7 @@ from django.shortcuts import render
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.debug import sensitive_post_parameters
+from oauth2_provider import views as toolkit
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.http import OAuth2ResponseRedirect
 from oauth2_provider.models import get_application_model
@@ -141,6 +142,24 @@ def _forget_key(request: HttpRequest) -> None:
     cleaned = request.POST.copy()
     cleaned.pop("api_key", None)
     request.POST = cleaned  # type: ignore[assignment]
+
+
+GRANTS = ("authorization_code", "refresh_token")  # what registration and metadata offer
+
+
+class TokenView(toolkit.TokenView):
+    """The token endpoint, refusing every grant the platform does not offer (password,
+    client credentials, device, anything unknown) before any credential is looked at: the
+    same answer whatever was sent, and no password hashing for an anonymous caller."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.POST.get("grant_type") not in GRANTS:
+            body = {
+                "error": "unsupported_grant_type",
+                "error_description": f"this server offers the grants {', '.join(GRANTS)}",
+            }
+            return JsonResponse(body, status=400, headers={"Cache-Control": "no-store"})
+        return super().post(request, *args, **kwargs)
 
 
 class RegistrationView(DynamicClientRegistrationView):
