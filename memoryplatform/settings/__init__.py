@@ -203,6 +203,24 @@ MEMORY_SEARCH_CACHE_ENTRIES = env_int("MEMORY_SEARCH_CACHE_ENTRIES", 2000, minim
 MEMORY_HTTP_THREADS = env_int("MEMORY_HTTP_THREADS", 20, minimum=1)
 MEMORY_HTTP_QUEUE_TIMEOUT = env_float("MEMORY_HTTP_QUEUE_TIMEOUT", 5.0, minimum=0.1)
 MEMORY_HTTP_QUEUE_LIMIT = env_int("MEMORY_HTTP_QUEUE_LIMIT", 200, minimum=1)
+# Expensive requests (writes to these routes) run under a per-project budget in each server
+# process: at most MEMORY_PROJECT_HEAVY_REQUESTS at once, MEMORY_PROJECT_HEAVY_QUEUE more wait
+# (in the event loop, holding no request thread) up to MEMORY_PROJECT_HEAVY_WAIT seconds, the
+# rest get 429 with Retry-After (memoryplatform/lib/work_budget.py, docs/security.md).
+MEMORY_HEAVY_ROUTES = [
+    "memory-add",
+    "memory-bulk",
+    "memory-consolidate",
+    "session-reflect",
+    "document-list",
+    "document-learn",
+    "graph-bulk",
+    "mem0-add",
+    "mem0-batch",
+]
+MEMORY_PROJECT_HEAVY_REQUESTS = env_int("MEMORY_PROJECT_HEAVY_REQUESTS", 1, minimum=1)
+MEMORY_PROJECT_HEAVY_QUEUE = env_int("MEMORY_PROJECT_HEAVY_QUEUE", 8, minimum=0)
+MEMORY_PROJECT_HEAVY_WAIT = env_float("MEMORY_PROJECT_HEAVY_WAIT", 10.0, minimum=0.1)
 # Threads that run MCP tool calls in the server: a slow call (an LLM extraction) holds one.
 MEMORY_MCP_THREADS = env_int("MEMORY_MCP_THREADS", 8, minimum=1)
 _db["CONN_HEALTH_CHECKS"] = True  # a connection the server closed is replaced, not used
@@ -593,9 +611,10 @@ MEMORY_LLM_API_KEY = env_str("MEMORY_LLM_API_KEY", "")
 MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "gpt-4o-mini")
 MEMORY_LLM_TIMEOUT = env_float("MEMORY_LLM_TIMEOUT", 30.0, minimum=0.1)
 MEMORY_LLM_MAX_RETRIES = env_int("MEMORY_LLM_MAX_RETRIES", 3, minimum=0)
-# What one `add` may cost and change (docs/security.md): the conversation's characters (a
-# longer one is a 400 naming `messages`), the facts kept from one extraction and the
-# operations kept from one update decision (the rest of a model's answer is dropped).
+# What one `add` may cost and change (docs/security.md): the conversation's characters, with
+# an LLM or offline (a longer one is a 400 naming `messages`), the facts kept from one
+# extraction and the operations kept from one update decision (the rest of the answer is
+# dropped).
 MEMORY_LLM_MAX_INPUT_CHARS = env_int("MEMORY_LLM_MAX_INPUT_CHARS", 50_000, minimum=100)
 MEMORY_LLM_MAX_FACTS = env_int("MEMORY_LLM_MAX_FACTS", 20, minimum=1)
 MEMORY_LLM_MAX_OPERATIONS = env_int("MEMORY_LLM_MAX_OPERATIONS", 10, minimum=1)
