@@ -123,7 +123,7 @@ def prepare(n: int, seed: int) -> dict[str, str]:
     from django.db.models import Q
 
     from memories.models import Memory
-    from memories.services.bulk import memories_import
+    from memories.services.importing import memories_import
     from memoryplatform.lib.actor import command
     from memoryplatform.lib.rls import all_projects
     from tenants.models import Project
