@@ -56,10 +56,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def worst_case_conversation(limit: int) -> str:
-    """The longest conversation an `add` accepts, of sentences the offline extractor works on."""
+    """The longest conversation an `add` accepts, every sentence a fact the offline extractor
+    keeps (first person): each becomes a memory to embed, compare and store."""
     sentences, size, index = [], 0, 0
     while True:
-        sentence = f"Person {index} works at Company {index % 97} and prefers {WORDS[index % 12]}. "
+        liked = WORDS[index % len(WORDS)]
+        sentence = f"I moved project {index} to server {index % 97} and I like {liked}. "
         if size + len(sentence) > limit:
             return "".join(sentences)
         sentences.append(sentence)

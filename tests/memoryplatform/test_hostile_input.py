@@ -168,3 +168,12 @@ async def test_an_mcp_tool_call_is_held_to_the_same_depth_and_nul_rules(alice: T
     assert deep.is_error and "nested more than 32 levels" in deep.content[0].text
     assert nul.is_error and "NUL" in nul.content[0].text
     assert not fine.is_error
+
+
+def test_djangos_own_400s_answer_the_json_error_shape(alice: Tenant, settings: Any) -> None:
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 3
+    response = alice.client.post(
+        "/api/v1/documents/", {f"f{i}": "x" for i in range(10)}, format="multipart"
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] in ("bad_request", "invalid")
