@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import subprocess
 import time
 import uuid
 from collections import Counter
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     from django.conf import settings
 
     keys = prepare(args.n, args.seed)
-    text = worst_case_conversation(settings.MEMORY_LLM_MAX_INPUT_CHARS)
+    text = worst_case_conversation(settings.MEMORY_LLM_MAX_INPUT_CHARS - 16)  # "user: " prefix
     port = free_port()
     server = start_server(port, ["MEMORY_SEARCH_CACHE_SECONDS=0", *args.env], None)
     url = f"http://127.0.0.1:{port}"
@@ -159,9 +160,13 @@ def main(argv: list[str] | None = None) -> int:
         wait_until_up(url, keys["victim"])
         idle = asyncio.run(victim_searches(url, keys["victim"], args.seconds, random.Random(1)))
         under_load, abuser_got = asyncio.run(loaded(url, keys, args, text))
-    finally:
+    finally:  # heavy requests still queued would hold a graceful stop: do not wait for them
         server.terminate()
-        server.wait(30)
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(10)
     ratio = round(under_load["p95"] / idle["p95"], 2) if idle["p95"] else None
     print(f"abuser: {args.abusers} concurrent adds of {len(text)} characters: {abuser_got}")
     print(

@@ -33,6 +33,7 @@ django_and_channels = ProtocolTypeRouter(
                 wait=settings.MEMORY_PROJECT_HEAVY_WAIT,
             ),
             heavy_routes=frozenset(settings.MEMORY_HEAVY_ROUTES),
+            heavy_threads=settings.MEMORY_HEAVY_THREADS,
         ),
         "websocket": browser_origin_validator(URLRouter(websocket_urlpatterns)),
     }

@@ -51,10 +51,16 @@ class ThreadedHTTPHandler(ASGIHandler):
         queue_timeout: float = 5.0,
         budget: WorkBudget | None = None,
         heavy_routes: frozenset[str] = frozenset(),
+        heavy_threads: int = 2,
     ) -> None:
         BaseHandler.__init__(self)
         self._budget = budget
         self._heavy_routes = heavy_routes
+        # expensive requests run on threads of their own, each keeping to one core: however
+        # many projects send them, the request threads stay free for everything else
+        self._heavy_executor = executor_with_connections(
+            heavy_threads, "http-heavy", serves_requests=True, frugal=True
+        )
         self.load_middleware(is_async=False)  # the chain runs in the request's thread
         self._executor = executor_with_connections(threads, "http", serves_requests=True)
         self._django = ASGIHandler()  # async views
@@ -84,16 +90,19 @@ class ThreadedHTTPHandler(ASGIHandler):
                 return
             try:
                 async with self._budget.slot(lane):  # waits here, holding no thread
-                    await self._run(scope, body_file, send)
+                    await self._run(scope, body_file, send, self._heavy_executor)
             except ProjectBusy as busy:
                 await self.send_response(project_busy(busy, self._budget), send)
         finally:
             body_file.close()
 
-    async def _run(self, scope: dict[str, Any], body_file: Any, send: Any) -> None:
+    async def _run(
+        self, scope: dict[str, Any], body_file: Any, send: Any, executor: Any = None
+    ) -> None:
         with self._waiting_lock:
             self._waiting += 1
-        serve = sync_to_async(self._serve, thread_sensitive=False, executor=self._executor)
+        executor = executor or self._executor
+        serve = sync_to_async(self._serve, thread_sensitive=False, executor=executor)
         await serve(scope, body_file, send, time.monotonic())
 
     def _resolve(self, scope: dict[str, Any]) -> ResolverMatch | None:

@@ -61,11 +61,18 @@ class Role:
     name: str
     threads: int
     serves_requests: bool = False
+    frugal: bool = False  # its work keeps to one core (expensive requests: batch embeddings)
 
 
 def thread_role() -> Role | None:
     """The role of the calling thread, or None for a thread of no role."""
     return getattr(_local, "role", None)
+
+
+def frugal_thread() -> bool:
+    """Whether the calling thread's work should keep to one core (a `frugal` role's)."""
+    role = thread_role()
+    return role is not None and role.frugal
 
 
 def _enter_role(role: Role) -> None:
@@ -99,11 +106,11 @@ def _inline(work: Callable[[], T]) -> Future[T]:
 
 
 def executor_with_connections(
-    workers: int, name: str, *, serves_requests: bool = False
+    workers: int, name: str, *, serves_requests: bool = False, frugal: bool = False
 ) -> ThreadPoolExecutor:
     """A pool of long-lived threads that use Django's connections (each thread its own), known
     to `close_connections`; a role of its own (see the module docstring)."""
-    role = Role(f"{name}-{next(_roles)}", workers, serves_requests)
+    role = Role(f"{name}-{next(_roles)}", workers, serves_requests, frugal)
     executor = ThreadPoolExecutor(
         workers, thread_name_prefix=name, initializer=_enter_role, initargs=(role,)
     )

@@ -130,9 +130,10 @@ else:
 # pooling (MEMORY_DB_POOL, set by memoryplatform/asgi.py and by `manage.py serve`); other
 # processes keep persistent connections: django-q2's cluster forks its workers, and a forked
 # child must not share its parent's pooled connections. MEMORY_DB_POOL_SIZE=0 turns it off.
-# A server holds at most MEMORY_HTTP_THREADS + 4 (hybrid search) + 2 (the reinforcement and
-# search-statistics writers) + MEMORY_MCP_THREADS + 4 (stream key checks) + MEMORY_DB_POOL_SIZE
-# connections: 48 by default (the embedded PostgreSQL allows 400: `serve --workers N`).
+# A server holds at most MEMORY_HTTP_THREADS + MEMORY_HEAVY_THREADS + 4 (hybrid search) + 2
+# (the reinforcement and search-statistics writers) + MEMORY_MCP_THREADS + 4 (stream key
+# checks) + MEMORY_DB_POOL_SIZE connections: 50 by default (the embedded PostgreSQL allows
+# 400: `serve --workers N`).
 MEMORY_DB_POOL_SIZE = (
     env_int("MEMORY_DB_POOL_SIZE", 10, minimum=0) if env_bool("MEMORY_DB_POOL", False) else 0
 )
@@ -218,6 +219,9 @@ MEMORY_HEAVY_ROUTES = [
     "mem0-add",
     "mem0-batch",
 ]
+# They run on MEMORY_HEAVY_THREADS threads of their own (every project's together), each
+# keeping to one core (its batch embeddings in its own thread), never on the request threads.
+MEMORY_HEAVY_THREADS = env_int("MEMORY_HEAVY_THREADS", 2, minimum=1)
 MEMORY_PROJECT_HEAVY_REQUESTS = env_int("MEMORY_PROJECT_HEAVY_REQUESTS", 1, minimum=1)
 MEMORY_PROJECT_HEAVY_QUEUE = env_int("MEMORY_PROJECT_HEAVY_QUEUE", 8, minimum=0)
 MEMORY_PROJECT_HEAVY_WAIT = env_float("MEMORY_PROJECT_HEAVY_WAIT", 10.0, minimum=0.1)
