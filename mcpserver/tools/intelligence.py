@@ -40,10 +40,14 @@ async def memory_add(
     infer: Annotated[
         bool, Field(description="Extract facts and reconcile (ADD/UPDATE/DELETE/NONE)")
     ] = True,
+    prompt: Annotated[
+        str | None,
+        Field(description="Replaces the fact-extraction prompt for this call (LLM only)"),
+    ] = None,
 ) -> dict[str, Any]:
     """Learn from a conversation: extract the durable facts, compare each with what is
-    already known in the scope and ADD, UPDATE, DELETE (supersede) or skip (NONE). Returns
-    the events. Works offline; uses the configured LLM when there is one."""
+    already known in the scope and ADD, UPDATE, DELETE (a soft delete, restorable) or skip
+    (NONE). Returns the events. Works offline; uses the configured LLM when there is one."""
     raw = messages if isinstance(messages, str) else [m.model_dump() for m in messages]
 
     def run(key: ApiKey) -> dict[str, Any]:
@@ -53,6 +57,7 @@ async def memory_add(
             scope=scope_or_default(user_id, agent_id, run_id),
             actor=actor_for(key),
             metadata=metadata,
+            prompt=prompt,
             infer=infer,
         )
 

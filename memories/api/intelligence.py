@@ -8,7 +8,6 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -48,7 +47,8 @@ class AddSerializer(ScopeSerializer):
         required=False,
         allow_blank=True,
         allow_null=True,
-        help_text="instructions added to the extraction prompt (admin-scope keys only)",
+        help_text="replaces the extraction prompt for this call (the output format and the "
+        "data rule stay)",
     )
     infer = StrictBooleanField(required=False, default=True)
     occurred_at = serializers.DateTimeField(
@@ -182,8 +182,6 @@ class AddView(ProjectScopedMixin, APIView):
         from memories.services.extraction import memories_add
 
         data = self.validated(AddSerializer, request.data)
-        if data.get("prompt") and not self.request.auth.has_scope("admin"):
-            raise PermissionDenied("a custom extraction prompt (`prompt`) needs an admin key")
         result = memories_add(
             project=self.project,
             messages=data["messages"],

@@ -26,6 +26,7 @@ DEFAULTS = {
     "decay_link_boost": "MEMORY_DECAY_LINK_BOOST",
     "archive_compress_chars": "MEMORY_ARCHIVE_COMPRESS_CHARS",
     "short_term_ttl_hours": "MEMORY_SHORT_TERM_TTL_HOURS",
+    "delete_decisions": "MEMORY_DELETE_DECISIONS",
 }
 
 

@@ -218,6 +218,8 @@ MEMORY_HEAVY_ROUTES = [
     "graph-bulk",
     "mem0-add",
     "mem0-batch",
+    "mem0-memories",  # mem0's open-source `/v1/memories/` (POST: add)
+    "mem0-server-memories",  # mem0's self-hosted server `/memories` (POST: add)
 ]
 # They run on MEMORY_HEAVY_THREADS threads of their own (every project's together), each
 # keeping to one core (its batch embeddings in its own thread), never on the request threads.
@@ -479,8 +481,10 @@ MEMORY_RATE_LIMITS = {
 # route that falls in no class.
 MEMORY_RATE_LIMIT_ROUTES = {
     "memory-search": "search",
+    "mem0-search": "search",  # mem0's platform, its open-source `/v1/` wrapper, its server
+    "oss-search": "search",
+    "mem0-server-search": "search",
     "session-context": "search",
-    "mem0-search": "search",
     "memory-consolidate": "admin",
     "memory-decay-run": "admin",
     "memory-prune": "admin",
@@ -641,6 +645,10 @@ MEMORY_BULK_VECTOR_INDEX = env_choice("MEMORY_BULK_VECTOR_INDEX", "inline", {"in
 # Connections the indexing job inserts deferred vectors with, at once (each insert is one
 # backend's CPU; pgvector's graph takes concurrent inserts).
 MEMORY_VECTOR_INDEX_WORKERS = env_int("MEMORY_VECTOR_INDEX_WORKERS", 2, minimum=1)
+# What `add` does with a DELETE decision (the model's, or offline an explicit end of a stored
+# state): `apply` soft-deletes the memory (history, event, restorable), `review` opens a
+# contradiction review instead; a project may set "delete_decisions" (docs/intelligence.md).
+MEMORY_DELETE_DECISIONS = env_choice("MEMORY_DELETE_DECISIONS", "apply", {"apply", "review"})
 MEMORY_CONTRADICTION_MIN_SIMILARITY = env_float(
     "MEMORY_CONTRADICTION_MIN_SIMILARITY", 0.6, minimum=0, maximum=1
 )

@@ -153,7 +153,10 @@ def test_the_consolidation_preview_changes_nothing_and_apply_merges(alice, curat
     assert MemoryHistory.objects.filter(event="MERGE", actor="user:curator").exists()
 
 
-def test_the_contradiction_page_diffs_both_memories_and_resolves_with_a_button(curator, add):
+def test_the_contradiction_page_diffs_both_memories_and_resolves_with_a_button(
+    curator, add, settings
+):
+    settings.MEMORY_DELETE_DECISIONS = "review"
     add("I am vegetarian")
     add("I started eating meat again")
     review = ContradictionReview.objects.get()
