@@ -46,6 +46,10 @@ MEM0 = [  # mem0's paths (not in the schema): (method, path, body fields, query 
     ("put", "/v1/batch/", ["memories"], []),
     ("post", "/v1/feedback/", ["memory_id", "feedback"], []),
     ("post", "/v1/exports/", ["filters", "schema"], []),
+    ("post", "/v1/memories/", ["messages", "user_id", "metadata", "infer"], []),  # open source
+    ("get", "/v1/memories/search/", [], ["q", "user_id", "filters", "limit"]),
+    ("post", "/memories", ["messages", "user_id", "metadata"], []),  # mem0's own server
+    ("post", "/search", ["query", "user_id", "filters"], []),
 ]
 
 
