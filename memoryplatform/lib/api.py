@@ -29,9 +29,14 @@ class JSONParser(parsers.JSONParser):
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
             raw = stream.read() if stream is not None else b""
-            return json_input.loads(raw.decode(encoding))
+            data = json_input.loads(raw.decode(encoding), nul=False)
         except ValueError as exc:  # JsonInputError, a syntax error, a bad encoding
             raise exceptions.ParseError(f"JSON parse error - {exc}") from exc
+        if json_input.has_nul(raw) and (where := json_input.nul_path(data)) is not None:
+            field = where.split(".", 1)[0].split("[", 1)[0] or "non_field_errors"
+            message = f"{where}: may not contain the NUL character (\\u0000)"
+            raise exceptions.ValidationError({field: [message]})
+        return data
 
 
 def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:

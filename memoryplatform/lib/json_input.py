@@ -55,18 +55,43 @@ def _int64(text: str) -> int:
     return value
 
 
-def check_text(text: str | bytes, limit: int = MAX_DEPTH) -> None:
-    """Refuse JSON text nested past `limit` or holding an escaped NUL character."""
+def check_text(text: str | bytes, limit: int = MAX_DEPTH, *, nul: bool = True) -> None:
+    """Refuse JSON text nested past `limit` or (`nul`) holding an escaped NUL character."""
     raw = text.encode() if isinstance(text, str) else text
     if too_deep(raw, limit):
         raise JsonInputError(f"JSON nested more than {limit} levels deep")
-    if b"\x00" in raw or _NUL_ESCAPE.search(raw):
+    if nul and has_nul(raw):
         raise JsonInputError("text may not contain the NUL character (\\u0000)")
 
 
-def loads(text: str | bytes, limit: int = MAX_DEPTH) -> Any:
-    """json.loads for input from outside, with the checks of the module docstring."""
-    check_text(text, limit)
+def has_nul(text: str | bytes) -> bool:
+    raw = text.encode() if isinstance(text, str) else text
+    return b"\x00" in raw or bool(_NUL_ESCAPE.search(raw))
+
+
+def nul_path(value: Any) -> str | None:
+    """Where the first NUL character of a parsed value is (`messages[0].content`), or None."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return path
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                name = f"{path}.{key}" if path else str(key)
+                if "\x00" in str(key):
+                    return name
+                stack.append((child, name))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}[{index}]") for index, child in enumerate(item))
+    return None
+
+
+def loads(text: str | bytes, limit: int = MAX_DEPTH, *, nul: bool = True) -> Any:
+    """json.loads for input from outside, with the checks of the module docstring (`nul`
+    False: the caller names the field holding a NUL itself, with `nul_path`)."""
+    check_text(text, limit, nul=nul)
     try:
         return json.loads(
             text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_int64

@@ -86,11 +86,12 @@ class BrowserOnlyMessageMiddleware(_BrowserOnly, MessageMiddleware):
 
 
 class RefuseNulMiddleware(_Inline, MiddlewareMixin):
-    """A NUL character in the path or the query string is a 400 before any view: PostgreSQL
-    stores none in text, so a name or filter holding one could only fail deeper down."""
+    """A NUL character in the path (or, outside the API, the query string) is a 400 before
+    any view: PostgreSQL stores none in text, so a name holding one could only fail deeper."""
 
     def process_request(self, request: Any) -> HttpResponse | None:
-        query = request.META.get("QUERY_STRING", "")
+        # the API's query parameters are checked after its key (NoNulInQuery): 401 first
+        query = "" if request.path.startswith(API_PREFIX) else request.META.get("QUERY_STRING", "")
         if "\x00" not in request.path and "%00" not in query and "\x00" not in query:
             return None
         message = "The path or query may not contain the NUL character (%00)."

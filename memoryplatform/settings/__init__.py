@@ -393,7 +393,10 @@ MEMORY_JOB_DB_RETRY_SECONDS = env_int("MEMORY_JOB_DB_RETRY_SECONDS", 120, minimu
 # --- REST API -----------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["tenants.auth.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["tenants.permissions.HasApiKeyScope"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "tenants.permissions.HasApiKeyScope",
+        "memoryplatform.lib.permissions.NoNulInQuery",  # after the key check: 401 comes first
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["memoryplatform.lib.api.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "memoryplatform.lib.schema.PlatformAutoSchema",

@@ -83,7 +83,7 @@ def test_a_filters_query_parameter_nested_too_deep_is_a_400(
 )
 def test_a_nul_character_in_a_path_or_query_is_a_400(alice: Tenant, method: str, path: str) -> None:
     error = _assert_json_4xx(getattr(alice.client, method)(path))["error"]
-    assert "NUL" in error["message"]
+    assert "NUL" in json.dumps(error)  # a query parameter's error names it
 
 
 @pytest.mark.parametrize(
