@@ -159,12 +159,29 @@ def _winner_statement(
 
 
 def semantic_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
+    from memories.selectors.search.summaries import with_summaries
+
+    base = compiled_search_base(project=project, query=query)
+    vector = query_vector(query.text, project_id=project.pk)
     ranked = semantic_ranked(
-        compiled_search_base(project=project, query=query),
-        query_vector(query.text, project_id=project.pk),
+        base,
+        vector,
         limit=candidate_count(query),
         min_similarity=min_similarity_of(query),
         user_scoped=bool(query.filters.user_id),
+    )
+    ranked = (
+        with_summaries(
+            project_id=project.pk,
+            base=base,
+            keyword=None,
+            semantic=ranked,
+            lexemes=[],
+            vector=vector,
+            limit=candidate_count(query),
+            min_similarity=min_similarity_of(query),
+        )[1]
+        or []
     )
     return [
         SearchHit(memory=memory, score=max(similarity, 0.0), parts={"semantic": similarity})
