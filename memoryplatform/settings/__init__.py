@@ -515,6 +515,7 @@ MEMORY_RATE_LIMIT_ROUTES = {
     "memory-decay-run": "admin",
     "memory-prune": "admin",
     "events": "streams",
+    "sqlnative-events": "streams",
     "health": "none",
     "health-ready": "none",
     "health-live": "none",
