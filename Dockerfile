@@ -30,5 +30,9 @@ USER memory
 VOLUME ["/data"]
 EXPOSE 8000
 
-# DATABASE_URL must point at PostgreSQL with pgvector (see docker-compose.yml).
-CMD ["sh", "-c", "python manage.py migrate --noinput && daphne -b 0.0.0.0 -p 8000 memoryplatform.asgi:application"]
+# Without DATABASE_URL the embedded PostgreSQL keeps its data in /data; with it, any PostgreSQL
+# with pgvector (docker-compose.yml). Migrations (the first start creates the schema and the
+# runtime role), the job schedules, then daphne in the shell's place, so `docker stop` reaches
+# it. PORT (default 8000) moves the listening port. tests/memoryplatform/test_first_start.py
+# runs this exact line against a fresh database.
+CMD ["sh", "-c", "python manage.py migrate --noinput && python manage.py setup_schedules && exec daphne -b 0.0.0.0 -p \"${PORT:-8000}\" memoryplatform.asgi:application"]

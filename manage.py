@@ -11,7 +11,15 @@ def main() -> None:
         os.environ.setdefault("MEMORY_DB_POOL", "true")
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except Exception as exc:  # a database never migrated: say so, not a traceback
+        from memoryplatform.db.rls import first_start_message
+
+        message = first_start_message(exc)
+        if message is None:
+            raise
+        sys.exit(f"Error: {message}")
 
 
 if __name__ == "__main__":

@@ -13,11 +13,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal, cast
 
 from django.conf import settings
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 from mcpserver.auth import tool_agent
 from mcpserver.profiles import PROFILE_NAMESPACES, PROFILES
 from mcpserver.resources import register_prompts, register_resources
+from memoryplatform.lib import json_input
 
 INSTRUCTIONS = """\
 Memory Platform gives you long-term memory that outlives this conversation.
@@ -37,9 +39,23 @@ LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
+class PlatformServer(MCPServer):
+    """The SDK's server, with every tool call's arguments held to the rules of all JSON input
+    (memoryplatform.lib.json_input: depth, NUL, numbers) before any tool sees them."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> Any:
+        try:
+            json_input.check_value(arguments)
+        except json_input.JsonInputError as exc:
+            raise ToolError(f"invalid: {exc}") from exc
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server(profile: str) -> MCPServer:
     """A server exposing the tools of `profile` (standard, sqlnative, memento, aimemory, kg)."""
-    server = MCPServer(
+    server = PlatformServer(
         name="memory-platform",
         title="Memory Platform",
         instructions=INSTRUCTIONS,

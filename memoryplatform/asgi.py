@@ -16,6 +16,7 @@ from mcpserver.asgi import with_mcp  # noqa: E402
 from memories.embeddings import warm_up  # noqa: E402
 from memoryplatform.lib.asgi_http import ThreadedHTTPHandler  # noqa: E402
 from memoryplatform.lib.asgi_limits import RequestBodyLimit  # noqa: E402
+from memoryplatform.lib.work_budget import WorkBudget  # noqa: E402
 from memoryplatform.routing import browser_origin_validator, websocket_urlpatterns  # noqa: E402
 
 # MCP (/mcp Streamable HTTP, /sse + /messages/ legacy SSE) is routed by path before Django;
@@ -26,6 +27,13 @@ django_and_channels = ProtocolTypeRouter(
             threads=settings.MEMORY_HTTP_THREADS,
             queue_limit=settings.MEMORY_HTTP_QUEUE_LIMIT,
             queue_timeout=settings.MEMORY_HTTP_QUEUE_TIMEOUT,
+            budget=WorkBudget(
+                slots=settings.MEMORY_PROJECT_HEAVY_REQUESTS,
+                queue=settings.MEMORY_PROJECT_HEAVY_QUEUE,
+                wait=settings.MEMORY_PROJECT_HEAVY_WAIT,
+            ),
+            heavy_routes=frozenset(settings.MEMORY_HEAVY_ROUTES),
+            heavy_threads=settings.MEMORY_HEAVY_THREADS,
         ),
         "websocket": browser_origin_validator(URLRouter(websocket_urlpatterns)),
     }

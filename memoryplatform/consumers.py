@@ -10,20 +10,24 @@ the client subscribed to: `types=a,b`, `user_id=`, `agent_id=`, `run_id=` on con
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 from urllib.parse import parse_qs
 
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
 from memoryplatform import metrics
 from memoryplatform.events import InvalidSubscription, Subscription, events_since, project_group
+from memoryplatform.lib import json_input
 from memoryplatform.lib.db_threads import database_call
 from tenants import streams
 from tenants.auth import StreamCredential, asgi_stream_credential
 from tenants.models import ApiKey
 from tenants.streams import StreamSlot
 
+logger = logging.getLogger(__name__)
 UNAUTHORIZED = 4401
 FORBIDDEN = 4403
 BAD_REQUEST = 4400
@@ -91,6 +95,30 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
         if resume_after is not None:
             await self._replay(resume_after)
 
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        """A frame that is not JSON (or breaks the rules of all JSON input) gets an error
+        message; the socket stays open."""
+        try:
+            content = json_input.loads(text_data if text_data is not None else bytes_data or b"")
+        except ValueError as exc:
+            await self.send_json({"type": "error", "message": f"send a JSON object: {exc}"})
+            return
+        await self.receive_json(content, **kwargs)
+
+    async def dispatch(self, message: Any) -> None:
+        """A handler that fails for any reason still gives back the key's stream slot (the
+        server then closes the socket with 1011)."""
+        try:
+            await super().dispatch(message)
+        except StopConsumer:
+            raise
+        except Exception:
+            logger.exception("websocket consumer failed; releasing its stream slot")
+            await self._release()
+            raise
+
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         """`{"action": "subscribe", "types": [...], "user_id": ...}` replaces the filters;
         `{"action": "resume", "last_event_id": N}` sends the buffered events after N."""
@@ -128,6 +156,10 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
                 return
 
     async def disconnect(self, code: int) -> None:
+        await self._release()
+
+    async def _release(self) -> None:
+        """Stop the connection's tasks, free its slot, leave its group (once)."""
         if self.watch is not None and self.watch is not asyncio.current_task():
             self.watch.cancel()
         if self.renewing is not None:
@@ -135,8 +167,9 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
         if self.slot is not None:
             await self.slot.release()
         if self.group:
+            group, self.group = self.group, None
             metrics.connection_closed("websocket")
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            await self.channel_layer.group_discard(group, self.channel_name)
 
     async def memory_event(self, message: dict[str, Any]) -> None:
         await self._forward(message["event"])

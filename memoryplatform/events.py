@@ -155,6 +155,10 @@ class Subscription:
     def of(cls, *, types: Iterable[str] | str | None = None, **scope: Any) -> Subscription:
         if isinstance(types, str):
             types = [t for t in types.split(",") if t.strip()]
+        if types is not None and (
+            not isinstance(types, list | tuple) or not all(isinstance(t, str) for t in types)
+        ):
+            raise InvalidSubscription("types must be a list of event type names")
         wanted = frozenset(t.strip() for t in types or ())
         unknown = sorted(wanted - EVENT_TYPES)
         if unknown:
@@ -162,6 +166,8 @@ class Subscription:
         extra = sorted(set(scope) - set(SCOPE_FIELDS))
         if extra:
             raise InvalidSubscription(f"unknown filters: {', '.join(extra)}")
+        if any(not isinstance(v, str | int | None) or isinstance(v, bool) for v in scope.values()):
+            raise InvalidSubscription(f"{', '.join(SCOPE_FIELDS)} must be strings")
         chosen = tuple((k, str(v)) for k, v in scope.items() if v not in (None, ""))
         return cls(types=wanted, scope=chosen)
 

@@ -5,6 +5,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from memoryplatform import sse
 from memoryplatform.views import liveness, metrics_view, readiness
 
+handler400 = "memoryplatform.views.bad_request"  # Django's own 400s as JSON errors
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     # probes and metrics answer with or without a trailing slash, never with a redirect

@@ -15,6 +15,7 @@ from rest_framework.request import Request
 
 from memoryplatform.db.router import note_key
 from memoryplatform.lib.rls import enter_project
+from memoryplatform.lib.work_budget import note_credential
 from tenants.models import ApiKey, Project
 from tenants.oauth.services import bearer_verify
 from tenants.services import KEY_PREFIX, api_key_still_usable
@@ -109,6 +110,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
                 "Invalid, revoked or expired API key or access token."
             )
         enter_project(api_key.project_id)  # the database shows this project's rows only
+        note_credential(raw_key, api_key.project_id)  # its heavy requests: its project's budget
         note_key(api_key.pk)  # its writes keep its reads on the primary a while (replicas)
         return ApiKeyPrincipal(api_key), api_key
 

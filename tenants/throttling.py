@@ -31,6 +31,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import BaseCache, caches
 from django.db import connection, transaction
+from django.http import JsonResponse
 from rest_framework import exceptions, throttling
 from rest_framework.request import Request
 
@@ -41,6 +42,8 @@ from tenants.permissions import required_scope
 logger = logging.getLogger(__name__)
 LEASE_SHARE = 50  # a process takes a fiftieth of a key's limit from the shared count at a time
 CACHE_ALIAS = "limits"
+ADDRESS = "address"  # the limit of requests without a key, per client address
+EXEMPT = "none"  # probes and metrics: never counted (MEMORY_RATE_LIMIT_ROUTES)
 
 
 @dataclass(frozen=True)
@@ -73,12 +76,21 @@ def rate_limit_hit(*, api_key: ApiKey, scope: str) -> Refusal | None:
     """Count one request of `scope` (one of RATE_SCOPES) for `api_key`: None if it may go on,
     a Refusal if the key is over its limit for this window."""
     rate = key_rate(api_key, scope)
-    if rate is None:
-        return None
+    return None if rate is None else _hit(f"{scope}:{api_key.pk}", scope, rate)
+
+
+def address_rate_limit_hit(address: str) -> Refusal | None:
+    """Count one request of a client without a key (OAuth, the admin's login, the API schema)
+    from `address`: the `address` limit, per client address."""
+    rate = parse_rate(settings.MEMORY_RATE_LIMITS.get(ADDRESS))
+    return None if rate is None else _hit(f"{ADDRESS}:{address}", ADDRESS, rate)
+
+
+def _hit(subject: str, scope: str, rate: Rate) -> Refusal | None:
     now = time.time()
     window = int(now // rate.seconds)
     ends = (window + 1) * rate.seconds
-    name = f"rate:{scope}:{api_key.pk}:{rate.requests}/{rate.seconds}:{window}"
+    name = f"rate:{subject}:{rate.requests}/{rate.seconds}:{window}"
     served = _leases.take(name)
     if served is None:  # nothing left of this process's lease: ask the shared count
         served = _leases.fill(name, ends, _lease(name, rate, ends - now))
@@ -155,12 +167,51 @@ def request_rate_scope(request: Request, view: Any) -> str:
     declared = getattr(view, "throttle_scope", None)
     if declared in RATE_SCOPES:
         return str(declared)
-    match = getattr(request, "resolver_match", None)
-    routed = settings.MEMORY_RATE_LIMIT_ROUTES.get(match.url_name if match else "")
+    routed = route_rate_class(getattr(request, "resolver_match", None))
     if routed in RATE_SCOPES:
         return str(routed)
     needed = required_scope(request, view)
     return needed if needed in ("admin", "write") else "read"
+
+
+def route_rate_class(match: Any) -> str | None:
+    """The class MEMORY_RATE_LIMIT_ROUTES gives a resolved route: by its view name
+    (`namespace:name`), else by its namespace (`namespace:*`); None if it names neither."""
+    if match is None:
+        return None
+    routes = settings.MEMORY_RATE_LIMIT_ROUTES
+    found = routes.get(match.view_name)
+    if found is None and match.namespace:
+        found = routes.get(f"{match.namespace}:*")
+    return found
+
+
+class AddressRateLimitMiddleware:
+    """The `address` limit for the routes that take no API key (MEMORY_RATE_LIMIT_ROUTES):
+    429 with Retry-After, counted per client address (the connection's: a proxy's clients
+    share it), before the view runs."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: Any) -> Any:
+        return self.get_response(request)
+
+    def process_view(self, request: Any, view: Any, args: Any, kwargs: Any) -> Any:
+        if route_rate_class(request.resolver_match) != ADDRESS:
+            return None
+        refusal = address_rate_limit_hit(request.META.get("REMOTE_ADDR") or "unknown")
+        if refusal is None:
+            return None
+        message = (
+            f"Rate limit reached: this address may make {refusal.rate.requests} requests "
+            f"without an API key per {refusal.rate.per}."
+        )
+        response = JsonResponse(
+            {"error": {"code": "throttled", "message": message, "fields": {}}}, status=429
+        )
+        response["Retry-After"] = str(math.ceil(refusal.retry_after))
+        return response
 
 
 class ApiKeyRateThrottle(throttling.BaseThrottle):

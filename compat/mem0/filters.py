@@ -21,9 +21,9 @@ any other field is on a metadata key (`translate_oss_filters`: `{"tag": "work"}`
 from __future__ import annotations
 
 import ast
-import json
 from typing import Any
 
+from memoryplatform.lib import json_input
 from memoryplatform.lib.errors import InvalidInput
 
 WILDCARD = "*"
@@ -104,10 +104,15 @@ def filters_from_query_string(raw: str | None) -> dict[str, Any] | None:
     if len(raw) > _MAX_QUERY_FILTER:
         raise _fail("filters", f"at most {_MAX_QUERY_FILTER} characters")
     try:
-        value = json.loads(raw)
+        value = json_input.loads(raw)
+    except json_input.JsonInputError as exc:
+        raise _fail("filters", str(exc)) from exc
     except ValueError:
         try:
             value = ast.literal_eval(raw)
+            json_input.check_value(value)
+        except json_input.JsonInputError as exc:
+            raise _fail("filters", str(exc)) from exc
         except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
             raise _fail("filters", "must be a JSON object") from exc
     if not isinstance(value, dict):

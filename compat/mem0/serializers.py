@@ -89,8 +89,12 @@ class ListSerializer(serializers.Serializer):
     categories = serializers.ListField(child=StrictCharField(), required=False, allow_null=True)
 
 
+# a page whose offset (page - 1) * page_size still fits PostgreSQL's 64-bit OFFSET
+MAX_PAGE = 10**12
+
+
 class PageSerializer(serializers.Serializer):
-    page = serializers.IntegerField(min_value=1, default=1)
+    page = serializers.IntegerField(min_value=1, max_value=MAX_PAGE, default=1)
     page_size = serializers.IntegerField(min_value=1, required=False)
 
     def validate_page_size(self, value: int) -> int:

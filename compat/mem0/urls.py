@@ -58,8 +58,16 @@ urlpatterns = [
     path("v1/exports/get/", extras.ExportGetView.as_view(), name="mem0-export-get"),
     path("v1/summary/", not_supported("Summaries", SUMMARY_INSTEAD), name="mem0-summary"),
     path("v2/profiles/<path:rest>", not_supported("Profiles"), name="mem0-profiles"),
-    path("api/v1/orgs/<path:rest>", not_supported("Organisations", ORGS_INSTEAD)),
-    path("api/v1/webhooks/<path:rest>", not_supported("Webhooks", WEBHOOKS_INSTEAD)),
+    path(
+        "api/v1/orgs/<path:rest>",
+        not_supported("Organisations", ORGS_INSTEAD),
+        name="mem0-organisations",
+    ),
+    path(
+        "api/v1/webhooks/<path:rest>",
+        not_supported("Webhooks", WEBHOOKS_INSTEAD),
+        name="mem0-webhooks",
+    ),
     # mem0's self-hosted server (its server/main.py)
     re_path(r"^memories/?$", oss.ServerMemoriesView.as_view(), name="mem0-server-memories"),
     re_path(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Any
 
 from django.conf import settings
@@ -12,6 +11,7 @@ from rest_framework import serializers
 
 from documents.models import DocumentStatus
 from documents.services import check_size
+from memoryplatform.lib import json_input
 from memoryplatform.lib.fields import MAX_PAGE_OFFSET, StrictCharField
 
 
@@ -38,7 +38,9 @@ class DocumentUploadSerializer(serializers.Serializer):
     def validate_metadata(self, value: Any) -> Any:
         if isinstance(value, str):  # a multipart form field
             try:
-                value = json.loads(value)
+                value = json_input.loads(value)
+            except json_input.JsonInputError as exc:
+                raise serializers.ValidationError(str(exc)) from exc
             except ValueError as exc:
                 raise serializers.ValidationError("must be a JSON object") from exc
         return value

@@ -11,7 +11,7 @@ from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -37,6 +37,7 @@ from documents.selectors.documents import (
 )
 from documents.services import Upload, document_create, document_delete, document_rechunk
 from documents.services.originals import original_chunks, original_get
+from memoryplatform.lib.api import JSONParser
 from memoryplatform.lib.schema import error_response, page_of, path_ids
 from tenants.views import ProjectScopedMixin
 

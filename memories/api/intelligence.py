@@ -421,6 +421,8 @@ class SessionCloseView(ProjectScopedMixin, APIView):
 
 
 class ContextView(ProjectScopedMixin, APIView):
+    required_scopes = {None: "read"}  # a POST that only reads, as MCP's memory_context
+
     @extend_schema(request=ContextSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
         from memories.services.session import session_context

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.conf import settings
@@ -19,6 +18,7 @@ from memories.selectors.filters import (
     MAX_ENTITY_FILTERS,
     MAX_ENTITY_ID,
 )
+from memoryplatform.lib import json_input
 from memoryplatform.lib.fields import (
     MAX_PAGE_OFFSET,
     CommaListField,
@@ -125,7 +125,9 @@ class FilterExpressionField(serializers.Field):
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if isinstance(data, str):
             try:
-                data = json.loads(data)
+                data = json_input.loads(data)
+            except json_input.JsonInputError as exc:
+                raise serializers.ValidationError(str(exc)) from exc
             except ValueError as exc:
                 raise serializers.ValidationError("must be a JSON object") from exc
         if not isinstance(data, dict):

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 
+from memoryplatform.lib.db_threads import frugal_thread
 from memoryplatform.lib.errors import ProviderError
 
 T = TypeVar("T")
@@ -189,7 +190,9 @@ class LocalEmbedder:
         chunks = [order[at : at + self.batch_size] for at in range(0, len(order), self.batch_size)]
         _, workers = self._threads()
         vectors: list[list[float]] = [[] for _ in texts]
-        embedded = workers.map(lambda chunk: self._run_onnx([texts[i] for i in chunk]), chunks)
+        # an expensive request's batch keeps to its own thread: one core, not every core
+        spread = map if frugal_thread() else workers.map
+        embedded = spread(lambda chunk: self._run_onnx([texts[i] for i in chunk]), chunks)
         for chunk, rows in zip(chunks, embedded, strict=True):
             for index, row in zip(chunk, rows, strict=True):
                 vectors[index] = row.tolist()

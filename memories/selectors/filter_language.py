@@ -200,6 +200,9 @@ class _Translator:
         return _build(field, operator, value)
 
 
+MAX_NUMBER = 2**31 - 1
+
+
 def _is_operator_map(value: Any) -> bool:
     return isinstance(value, dict) and bool(value) and all(key in OPERATORS for key in value)
 
@@ -245,6 +248,8 @@ def _scalar(kind: str, value: Any, path: str) -> Any:
         case "number":
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise _fail(path, "must be a number")
+            if not -MAX_NUMBER <= value <= MAX_NUMBER:  # the integer columns' range (int4)
+                raise _fail(path, f"must be between -{MAX_NUMBER} and {MAX_NUMBER}")
             return value
         case "bool":
             if not isinstance(value, bool):

@@ -28,6 +28,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
+import psycopg
 from django.db.backends.base.base import BaseDatabaseWrapper
 from psycopg.pq import TransactionStatus
 
@@ -53,6 +54,50 @@ JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'project_id' AND NOT a
 WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')
 ORDER BY c.relname
 """
+
+
+class RuntimeRoleUnusable(psycopg.OperationalError):
+    """A connection could not act as the runtime role: it does not exist yet (a database no
+    `migrate` has run on) or the login may not take it. Django raises it as its own
+    OperationalError, with this message, so health checks and job retries treat it as any
+    unreachable database."""
+
+
+def explain_connect_failure(exc: psycopg.OperationalError, role: str) -> Exception:
+    """The error to raise for a failed connection that was to act as `role`: a clear one
+    naming what to run when the role is the cause, else `exc` itself."""
+    text = str(exc)
+    if f'role "{role}" does not exist' in text:
+        return RuntimeRoleUnusable(
+            f"The database has not been set up for this platform yet (its runtime role "
+            f"{role!r} does not exist): run `python manage.py migrate` first. A login user "
+            f"that may not create roles needs an administrator to run, once: CREATE ROLE "
+            f'"{role}" NOLOGIN NOSUPERUSER NOBYPASSRLS; GRANT "{role}" TO <login user>; '
+            "(docs/security.md, Row-level security)."
+        )
+    if f'permission denied to set role "{role}"' in text:
+        return RuntimeRoleUnusable(
+            f"The database user may not act as the runtime role {role!r}: run "
+            f"`python manage.py migrate` (it grants it when it may), or as an administrator "
+            f'GRANT "{role}" TO <login user>; (docs/security.md, Row-level security).'
+        )
+    return exc
+
+
+def first_start_message(exc: BaseException) -> str | None:
+    """What to tell an operator whose command failed because the database was never
+    migrated (its runtime role or its tables missing), or None for any other failure."""
+    from psycopg import errors
+
+    for cause in (exc, exc.__cause__):
+        if isinstance(cause, RuntimeRoleUnusable):
+            return str(cause)
+        if isinstance(cause, errors.UndefinedTable):
+            return (
+                f"{str(cause).splitlines()[0]}: has `python manage.py migrate` run on this "
+                "database?"
+            )
+    return None
 
 
 def scope_statement(scope: Scope) -> tuple[str, list[str]]:
@@ -142,7 +187,7 @@ def _ensure_role(cursor: Any, role: str) -> None:
             except DatabaseError as exc:  # another process created it first
                 if not isinstance(exc.__cause__, errors.DuplicateObject):
                     raise
-        if not superuser:  # a superuser may act as any role
+        if not superuser and not _member(cursor, role):  # a superuser may act as any role
             cursor.execute(f'GRANT "{role}" TO CURRENT_USER')
     except DatabaseError as exc:
         if not isinstance(exc.__cause__, errors.InsufficientPrivilege):
@@ -152,6 +197,15 @@ def _ensure_role(cursor: Any, role: str) -> None:
             f'run CREATE ROLE "{role}" NOLOGIN NOSUPERUSER NOBYPASSRLS; '
             f'GRANT "{role}" TO <this user>; or set MEMORY_ROW_LEVEL_SECURITY=false'
         ) from exc
+
+
+def _member(cursor: Any, role: str) -> bool:
+    """Whether the login may already act as `role` (an administrator granted it once: a login
+    without CREATEROLE could not grant it again)."""
+    # PostgreSQL 16+: a CREATEROLE login holds the roles it creates with ADMIN but not SET
+    right = "SET" if cursor.connection.info.server_version >= 160000 else "MEMBER"
+    cursor.execute(f"SELECT pg_has_role(current_user, %s, '{right}')", [role])
+    return bool(cursor.fetchone()[0])
 
 
 @contextlib.contextmanager

@@ -5,18 +5,38 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import OperationalError
 from django.http import Http404
-from rest_framework import exceptions, status
+from rest_framework import exceptions, parsers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from memoryplatform.lib import json_input
 from memoryplatform.lib.errors import ServiceError
 from memoryplatform.lib.timeouts import statement_timed_out, statement_timeout_message
 
 logger = logging.getLogger(__name__)
 DATABASE_RETRY_AFTER_SECONDS = 2
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser through `memoryplatform.lib.json_input`: a body nested too deep, with
+    a NUL character or a number no column holds is a 400 before any code walks it."""
+
+    def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            raw = stream.read() if stream is not None else b""
+            data = json_input.loads(raw.decode(encoding), nul=False)
+        except ValueError as exc:  # JsonInputError, a syntax error, a bad encoding
+            raise exceptions.ParseError(f"JSON parse error - {exc}") from exc
+        if json_input.has_nul(raw) and (where := json_input.nul_path(data)) is not None:
+            field = where.split(".", 1)[0].split("[", 1)[0] or "non_field_errors"
+            message = f"{where}: may not contain the NUL character (\\u0000)"
+            raise exceptions.ValidationError({field: [message]})
+        return data
 
 
 def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:

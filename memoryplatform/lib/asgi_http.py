@@ -34,16 +34,33 @@ from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.base import BaseHandler
 from django.http import FileResponse, JsonResponse
-from django.urls import Resolver404, get_resolver, set_script_prefix
+from django.urls import Resolver404, ResolverMatch, get_resolver, set_script_prefix
 
 from memoryplatform.lib.db_threads import executor_with_connections
+from memoryplatform.lib.work_budget import ProjectBusy, WorkBudget, credentials
 
 
 class ThreadedHTTPHandler(ASGIHandler):
     """ASGI callable for `http` scopes; see the module docstring."""
 
-    def __init__(self, *, threads: int, queue_limit: int = 200, queue_timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        *,
+        threads: int,
+        queue_limit: int = 200,
+        queue_timeout: float = 5.0,
+        budget: WorkBudget | None = None,
+        heavy_routes: frozenset[str] = frozenset(),
+        heavy_threads: int = 2,
+    ) -> None:
         BaseHandler.__init__(self)
+        self._budget = budget
+        self._heavy_routes = heavy_routes
+        # expensive requests run on threads of their own, each keeping to one core: however
+        # many projects send them, the request threads stay free for everything else
+        self._heavy_executor = executor_with_connections(
+            heavy_threads, "http-heavy", serves_requests=True, frugal=True
+        )
         self.load_middleware(is_async=False)  # the chain runs in the request's thread
         self._executor = executor_with_connections(threads, "http", serves_requests=True)
         self._django = ASGIHandler()  # async views
@@ -55,7 +72,8 @@ class ThreadedHTTPHandler(ASGIHandler):
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
-        if self._is_async_view(scope):
+        match = self._resolve(scope)
+        if match is not None and iscoroutinefunction(match.func):
             await self._django(scope, receive, send)
             return
         if self._waiting >= self._queue_limit:
@@ -65,24 +83,47 @@ class ThreadedHTTPHandler(ASGIHandler):
             body_file = await self.read_body(receive)
         except RequestAborted:
             return
-        with self._waiting_lock:
-            self._waiting += 1
         try:
-            serve = sync_to_async(self._serve, thread_sensitive=False, executor=self._executor)
-            await serve(scope, body_file, send, time.monotonic())
+            lane = self._heavy_lane(scope, match)
+            if lane is None or self._budget is None:
+                await self._run(scope, body_file, send)
+                return
+            try:
+                async with self._budget.slot(lane):  # waits here, holding no thread
+                    await self._run(scope, body_file, send, self._heavy_executor)
+            except ProjectBusy as busy:
+                await self.send_response(project_busy(busy, self._budget), send)
         finally:
             body_file.close()
 
-    def _is_async_view(self, scope: dict[str, Any]) -> bool:
+    async def _run(
+        self, scope: dict[str, Any], body_file: Any, send: Any, executor: Any = None
+    ) -> None:
+        with self._waiting_lock:
+            self._waiting += 1
+        executor = executor or self._executor
+        serve = sync_to_async(self._serve, thread_sensitive=False, executor=executor)
+        await serve(scope, body_file, send, time.monotonic())
+
+    def _resolve(self, scope: dict[str, Any]) -> ResolverMatch | None:
         path = scope["path"]
         root = scope.get("root_path", "")
         if root and path.startswith(root):
             path = path[len(root) :]
         try:
-            match = get_resolver().resolve(path)
+            return get_resolver().resolve(path)
         except Resolver404:
-            return False
-        return iscoroutinefunction(match.func)
+            return None
+
+    def _heavy_lane(self, scope: dict[str, Any], match: ResolverMatch | None) -> str | None:
+        """The budget lane of an expensive request (a write to a heavy route), else None."""
+        if match is None or match.view_name not in self._heavy_routes:
+            return None
+        if scope.get("method") not in ("POST", "PUT", "PATCH"):
+            return None
+        headers = dict(scope.get("headers") or [])
+        raw = _credential(headers.get(b"authorization"), headers.get(b"x-api-key"))
+        return credentials.lane_of(raw) if raw else None
 
     def _serve(self, scope: dict[str, Any], body_file: Any, send: Any, queued_at: float) -> None:
         with self._waiting_lock:
@@ -106,6 +147,29 @@ class ThreadedHTTPHandler(ASGIHandler):
 
 
 RETRY_AFTER_SECONDS = 1
+BUSY_RETRY_AFTER_SECONDS = 2
+
+
+def _credential(authorization: bytes | None, x_api_key: bytes | None) -> str | None:
+    """The bearer credential as API-key authentication reads it (tenants/auth.py)."""
+    if x_api_key:
+        return x_api_key.decode("latin-1").strip() or None
+    scheme, _, token = (authorization or b"").decode("latin-1").partition(" ")
+    return token.strip() or None if scheme.lower() in ("bearer", "token") else None
+
+
+def project_busy(busy: ProjectBusy, budget: WorkBudget) -> JsonResponse:
+    """429 for one project only: its expensive requests already fill its budget."""
+    why = f"waited {budget.wait:g} s for one" if busy.waited else f"{budget.queue} already wait"
+    message = (
+        f"This project already runs {budget.slots} expensive request(s) at once and {why}; "
+        f"retry after {BUSY_RETRY_AFTER_SECONDS} s."
+    )
+    response = JsonResponse(
+        {"error": {"code": "project_busy", "message": message, "fields": {}}}, status=429
+    )
+    response["Retry-After"] = str(BUSY_RETRY_AFTER_SECONDS)
+    return response
 
 
 def overloaded(why: str) -> JsonResponse:

@@ -61,6 +61,7 @@ class Role:
     name: str
     threads: int
     serves_requests: bool = False
+    frugal: bool = False  # its work keeps to one core (expensive requests: batch embeddings)
 
 
 def thread_role() -> Role | None:
@@ -68,8 +69,20 @@ def thread_role() -> Role | None:
     return getattr(_local, "role", None)
 
 
+def frugal_thread() -> bool:
+    """Whether the calling thread's work should keep to one core (a `frugal` role's)."""
+    role = thread_role()
+    return role is not None and role.frugal
+
+
+FRUGAL_NICENESS = 10  # a frugal thread's CPU priority: it yields the cores to the others
+
+
 def _enter_role(role: Role) -> None:
     _local.role = role
+    if role.frugal and hasattr(os, "setpriority"):  # per thread on Linux: the thread's own id
+        with contextlib.suppress(OSError):  # not permitted: the process's priority, then
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), FRUGAL_NICENESS)
 
 
 def beside(work: Callable[[], T], *, using: str = DEFAULT_DB_ALIAS) -> Future[T]:
@@ -99,11 +112,11 @@ def _inline(work: Callable[[], T]) -> Future[T]:
 
 
 def executor_with_connections(
-    workers: int, name: str, *, serves_requests: bool = False
+    workers: int, name: str, *, serves_requests: bool = False, frugal: bool = False
 ) -> ThreadPoolExecutor:
     """A pool of long-lived threads that use Django's connections (each thread its own), known
     to `close_connections`; a role of its own (see the module docstring)."""
-    role = Role(f"{name}-{next(_roles)}", workers, serves_requests)
+    role = Role(f"{name}-{next(_roles)}", workers, serves_requests, frugal)
     executor = ThreadPoolExecutor(
         workers, thread_name_prefix=name, initializer=_enter_role, initargs=(role,)
     )

@@ -21,10 +21,12 @@ from typing import Any
 from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
+from django.http import HttpResponse, JsonResponse
 from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.common import CommonMiddleware
 from django.middleware.csrf import CsrfViewMiddleware
 from django.middleware.security import SecurityMiddleware
+from django.utils.deprecation import MiddlewareMixin
 
 # key-authenticated APIs: ours, and mem0's paths (compat/mem0) that its clients call
 API_PREFIX = (
@@ -92,3 +94,17 @@ class BrowserOnlyAuthenticationMiddleware(_BrowserOnly, AuthenticationMiddleware
 
 class BrowserOnlyMessageMiddleware(_BrowserOnly, MessageMiddleware):
     pass
+
+
+class RefuseNulMiddleware(_Inline, MiddlewareMixin):
+    """A NUL character in the path (or, outside the API, the query string) is a 400 before
+    any view: PostgreSQL stores none in text, so a name holding one could only fail deeper."""
+
+    def process_request(self, request: Any) -> HttpResponse | None:
+        # the API's query parameters are checked after its key (NoNulInQuery): 401 first
+        query = "" if request.path.startswith(API_PREFIX) else request.META.get("QUERY_STRING", "")
+        if "\x00" not in request.path and "%00" not in query and "\x00" not in query:
+            return None
+        message = "The path or query may not contain the NUL character (%00)."
+        body = {"error": {"code": "invalid", "message": message, "fields": {}}}
+        return JsonResponse(body, status=400)

@@ -338,7 +338,7 @@ class _Writer:
         fresh = [row for row in rows if row[section.pk.attname] not in existing]
         insert_rows([section.model(project=self.project, **row) for row in fresh])
         if section.integer_ids and not self.remap and fresh:
-            _advance_sequence(section, max(row[section.pk.attname] for row in fresh))
+            _advance_sequence(section, [row[section.pk.attname] for row in fresh])
         self.inserted[section.name] += len(fresh)
         self.present[section.name] += len(rows) - len(fresh)
         if self.progress:
@@ -395,21 +395,38 @@ def _table(section: Section) -> str:
 
 
 def _draw_ids(section: Section, count: int) -> list[int]:
+    """New ids as the table's own default draws them (a permuted sequence value for the
+    tables whose ids tenants see, memoryplatform/migrations/0003_unguessable_ids.py)."""
     if not count:
         return []
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
-            [_table(section), section.pk.column, count],
+            "SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d JOIN pg_attribute a "
+            "ON a.attrelid = d.adrelid AND a.attnum = d.adnum "
+            "WHERE d.adrelid = %s::regclass AND a.attname = %s",
+            [_table(section), section.pk.column],
         )
+        found = cursor.fetchone()
+        default = found[0] if found else "nextval(pg_get_serial_sequence(%s, %s))"
+        params = [] if found else [_table(section), section.pk.column]
+        cursor.execute(f"SELECT {default} FROM generate_series(1, %s)", [*params, count])
         return [row[0] for row in cursor.fetchall()]
 
 
-def _advance_sequence(section: Section, highest: int) -> None:
-    """Ids kept from the file: the table's sequence moves past them (a gap is harmless)."""
+# A kept id's sequence position counts only below this: ids permuted with another
+# installation's keys decode to random positions, which must not use up the sequence.
+_PLAUSIBLE_POSITION = 2**40
+
+
+def _advance_sequence(section: Section, ids: list[int]) -> None:
+    """Ids kept from the file: the table's sequence moves past the positions they were drawn
+    at (a gap is harmless), so a later id of this installation never repeats one."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT setval(seq, greatest(%s, nextval(seq))) "
-            "FROM pg_get_serial_sequence(%s, %s) AS seq",
-            [highest, _table(section), section.pk.column],
+            "SELECT setval(seq, greatest(("
+            "  SELECT max(position) FROM ("
+            "    SELECT memory_permuted_id_position(id) AS position FROM unnest(%s::bigint[]) id"
+            "  ) kept WHERE position < %s"
+            "), nextval(seq))) FROM pg_get_serial_sequence(%s, %s) AS seq",
+            [ids, _PLAUSIBLE_POSITION, _table(section), section.pk.column],
         )

@@ -67,6 +67,8 @@ INSTALLED_APPS = [
 # the event loop and a thread at every hook; browser-only ones skip /api/v1/ (lib/middleware.py).
 MIDDLEWARE = [
     "memoryplatform.middleware.RequestObservationMiddleware",  # request id, metrics
+    "memoryplatform.lib.middleware.RefuseNulMiddleware",  # NUL in a path or query: 400
+    "tenants.throttling.AddressRateLimitMiddleware",  # requests without a key, per address
     "memoryplatform.lib.middleware.InlineSecurityMiddleware",
     "memoryplatform.lib.static.StaticFilesMiddleware",  # WhiteNoise, async-capable
     "memoryplatform.lib.middleware.BrowserOnlySessionMiddleware",
@@ -128,9 +130,10 @@ else:
 # pooling (MEMORY_DB_POOL, set by memoryplatform/asgi.py and by `manage.py serve`); other
 # processes keep persistent connections: django-q2's cluster forks its workers, and a forked
 # child must not share its parent's pooled connections. MEMORY_DB_POOL_SIZE=0 turns it off.
-# A server holds at most MEMORY_HTTP_THREADS + 4 (hybrid search) + 2 (the reinforcement and
-# search-statistics writers) + MEMORY_MCP_THREADS + 4 (stream key checks) + MEMORY_DB_POOL_SIZE
-# connections: 48 by default (the embedded PostgreSQL allows 400: `serve --workers N`).
+# A server holds at most MEMORY_HTTP_THREADS + MEMORY_HEAVY_THREADS + 4 (hybrid search) + 2
+# (the reinforcement and search-statistics writers) + MEMORY_MCP_THREADS + 4 (stream key
+# checks) + MEMORY_DB_POOL_SIZE connections: 50 by default (the embedded PostgreSQL allows
+# 400: `serve --workers N`).
 MEMORY_DB_POOL_SIZE = (
     env_int("MEMORY_DB_POOL_SIZE", 10, minimum=0) if env_bool("MEMORY_DB_POOL", False) else 0
 )
@@ -224,6 +227,29 @@ MEMORY_SEARCH_CACHE_ENTRIES = env_int("MEMORY_SEARCH_CACHE_ENTRIES", 2000, minim
 MEMORY_HTTP_THREADS = env_int("MEMORY_HTTP_THREADS", 20, minimum=1)
 MEMORY_HTTP_QUEUE_TIMEOUT = env_float("MEMORY_HTTP_QUEUE_TIMEOUT", 5.0, minimum=0.1)
 MEMORY_HTTP_QUEUE_LIMIT = env_int("MEMORY_HTTP_QUEUE_LIMIT", 200, minimum=1)
+# Expensive requests (writes to these routes) run under a per-project budget in each server
+# process: at most MEMORY_PROJECT_HEAVY_REQUESTS at once, MEMORY_PROJECT_HEAVY_QUEUE more wait
+# (in the event loop, holding no request thread) up to MEMORY_PROJECT_HEAVY_WAIT seconds, the
+# rest get 429 with Retry-After (memoryplatform/lib/work_budget.py, docs/security.md).
+MEMORY_HEAVY_ROUTES = [
+    "memory-add",
+    "memory-bulk",
+    "memory-consolidate",
+    "session-reflect",
+    "document-list",
+    "document-learn",
+    "graph-bulk",
+    "mem0-add",
+    "mem0-batch",
+    "mem0-memories",  # mem0's open-source `/v1/memories/` (POST: add)
+    "mem0-server-memories",  # mem0's self-hosted server `/memories` (POST: add)
+]
+# They run on MEMORY_HEAVY_THREADS threads of their own (every project's together), each
+# keeping to one core (its batch embeddings in its own thread), never on the request threads.
+MEMORY_HEAVY_THREADS = env_int("MEMORY_HEAVY_THREADS", 2, minimum=1)
+MEMORY_PROJECT_HEAVY_REQUESTS = env_int("MEMORY_PROJECT_HEAVY_REQUESTS", 1, minimum=1)
+MEMORY_PROJECT_HEAVY_QUEUE = env_int("MEMORY_PROJECT_HEAVY_QUEUE", 8, minimum=0)
+MEMORY_PROJECT_HEAVY_WAIT = env_float("MEMORY_PROJECT_HEAVY_WAIT", 10.0, minimum=0.1)
 # Threads that run MCP tool calls in the server: a slow call (an LLM extraction) holds one.
 MEMORY_MCP_THREADS = env_int("MEMORY_MCP_THREADS", 8, minimum=1)
 _db["CONN_HEALTH_CHECKS"] = True  # a connection the server closed is replaced, not used
@@ -390,9 +416,12 @@ MEMORY_JOB_DB_RETRY_SECONDS = env_int("MEMORY_JOB_DB_RETRY_SECONDS", 120, minimu
 # --- REST API -----------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["tenants.auth.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["tenants.permissions.HasApiKeyScope"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "tenants.permissions.HasApiKeyScope",
+        "memoryplatform.lib.permissions.NoNulInQuery",  # after the key check: 401 comes first
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["memoryplatform.lib.api.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "memoryplatform.lib.schema.PlatformAutoSchema",
     "EXCEPTION_HANDLER": "memoryplatform.lib.api.exception_handler",
     "UNAUTHENTICATED_USER": None,
@@ -466,9 +495,16 @@ MEMORY_RATE_LIMITS = {
     "search": env_rate("MEMORY_RATE_LIMIT_SEARCH", "3000/min"),
     "write": env_rate("MEMORY_RATE_LIMIT_WRITE", "3000/min"),
     "admin": env_rate("MEMORY_RATE_LIMIT_ADMIN", "300/min"),  # reset, consolidate, decay, prune
+    # requests without an API key (OAuth, the admin, the API schema), per client address; the
+    # test suite's clients all come from one address, so it is off under pytest unless set
+    "address": env_rate("MEMORY_RATE_LIMIT_ADDRESS", "none" if TESTING else "60/min"),
 }
-# Which routes count as what (by URL name); any other request is `admin` if it needs the admin
-# scope, `write` if it writes, else `read`. A view may also name its kind (`throttle_scope`).
+# Which routes count as what (by view name, `namespace:*` for a whole namespace). A route of
+# the API that takes a key and is not listed is `admin` if it needs the admin scope, `write`
+# if it writes, else `read` (a view may also name its kind: `throttle_scope`). Routes without
+# a key count against `address`; `streams` routes hold a stream slot (MEMORY_MAX_STREAMS_PER_KEY);
+# `none` are never counted (probes, metrics). tests/tenants/test_route_limits.py fails on a
+# route that falls in no class.
 MEMORY_RATE_LIMIT_ROUTES = {
     "memory-search": "search",
     "mem0-search": "search",  # mem0's platform, its open-source `/v1/` wrapper, its server
@@ -478,6 +514,18 @@ MEMORY_RATE_LIMIT_ROUTES = {
     "memory-consolidate": "admin",
     "memory-decay-run": "admin",
     "memory-prune": "admin",
+    "events": "streams",
+    "sqlnative-events": "streams",
+    "health": "none",
+    "health-ready": "none",
+    "health-live": "none",
+    "metrics": "none",
+    "schema": "address",
+    "docs": "address",
+    "redoc": "address",
+    "events-schema": "address",
+    "oauth2_provider:*": "address",
+    "admin:*": "address",
     "session-close": "write",
     # the SQL-native server's paths (compat/sqlnative)
     "sqlnative-memory-search": "search",
@@ -535,6 +583,9 @@ MEMORY_MAX_CONTEXT_LENGTH = env_int("MEMORY_MAX_CONTEXT_LENGTH", 8000, minimum=1
 # Request bodies above this size are refused (413) before they are read to the end, on every
 # HTTP path (REST, MCP); a bulk write of 1,000 memories of 8,000 characters fits.
 MEMORY_MAX_REQUEST_BYTES = env_int("MEMORY_MAX_REQUEST_BYTES", 16 * 1024 * 1024, minimum=1024)
+# Django's own body limit (2.5 MB) would answer an HTML 400 before the serializer could name
+# the field that is too long: the limit above is the one that holds (413 with the JSON error).
+DATA_UPLOAD_MAX_MEMORY_SIZE = MEMORY_MAX_REQUEST_BYTES
 MEMORY_DEFAULT_PAGE_SIZE = env_int("MEMORY_DEFAULT_PAGE_SIZE", 20, minimum=1)
 MEMORY_MAX_PAGE_SIZE = env_int("MEMORY_MAX_PAGE_SIZE", 100, minimum=1)
 MEMORY_DECAY_HALF_LIFE_DAYS = env_float("MEMORY_DECAY_HALF_LIFE_DAYS", 30.0, minimum=0.01)
@@ -614,9 +665,10 @@ MEMORY_LLM_API_KEY = env_str("MEMORY_LLM_API_KEY", "")
 MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "gpt-4o-mini")
 MEMORY_LLM_TIMEOUT = env_float("MEMORY_LLM_TIMEOUT", 30.0, minimum=0.1)
 MEMORY_LLM_MAX_RETRIES = env_int("MEMORY_LLM_MAX_RETRIES", 3, minimum=0)
-# What one `add` may cost and change (docs/security.md): the conversation's characters (a
-# longer one is a 400 naming `messages`), the facts kept from one extraction and the
-# operations kept from one update decision (the rest of a model's answer is dropped).
+# What one `add` may cost and change (docs/security.md): the conversation's characters, with
+# an LLM or offline (a longer one is a 400 naming `messages`), the facts kept from one
+# extraction and the operations kept from one update decision (the rest of the answer is
+# dropped).
 MEMORY_LLM_MAX_INPUT_CHARS = env_int("MEMORY_LLM_MAX_INPUT_CHARS", 50_000, minimum=100)
 MEMORY_LLM_MAX_FACTS = env_int("MEMORY_LLM_MAX_FACTS", 20, minimum=1)
 MEMORY_LLM_MAX_OPERATIONS = env_int("MEMORY_LLM_MAX_OPERATIONS", 10, minimum=1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.urls import path, re_path
 from oauth2_provider import views as toolkit
 
-from tenants.oauth.views import ConsentView, RegistrationView
+from tenants.oauth.views import ConsentView, RegistrationView, TokenView
 
 app_name = "oauth2_provider"
 
@@ -30,7 +30,7 @@ urlpatterns = [
         name="oauth-resource-metadata-path",
     ),
     path("oauth/authorize", ConsentView.as_view(), name="authorize"),
-    path("oauth/token", toolkit.TokenView.as_view(), name="token"),
+    path("oauth/token", TokenView.as_view(), name="token"),
     path("oauth/revoke", toolkit.RevokeTokenView.as_view(), name="revoke-token"),
     path("oauth/register", RegistrationView.as_view(), name="dcr-register"),
     path(
@@ -41,6 +41,6 @@ urlpatterns = [
     # where clients of the 2025-03-26 MCP authorization spec (and Memento's) look without
     # metadata: the same endpoints at the origin's root
     path("authorize", ConsentView.as_view(), name="authorize-root"),
-    path("token", toolkit.TokenView.as_view(), name="token-root"),
+    path("token", TokenView.as_view(), name="token-root"),
     path("register", RegistrationView.as_view(), name="register-root"),
 ]

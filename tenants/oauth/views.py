@@ -3,7 +3,6 @@ token, revocation and metadata endpoints are django-oauth-toolkit's own (tenants
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -13,6 +12,7 @@ from django.shortcuts import render
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.debug import sensitive_post_parameters
+from oauth2_provider import views as toolkit
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.http import OAuth2ResponseRedirect
 from oauth2_provider.models import get_application_model
@@ -22,6 +22,7 @@ from oauth2_provider.views import DynamicClientRegistrationView
 from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
+from memoryplatform.lib import json_input
 from memoryplatform.lib.rls import project_scope
 from tenants.oauth.forms import ConsentForm
 from tenants.oauth.services import grantable_scopes, key_holder
@@ -143,6 +144,24 @@ def _forget_key(request: HttpRequest) -> None:
     request.POST = cleaned  # type: ignore[assignment]
 
 
+GRANTS = ("authorization_code", "refresh_token")  # what registration and metadata offer
+
+
+class TokenView(toolkit.TokenView):
+    """The token endpoint, refusing every grant the platform does not offer (password,
+    client credentials, device, anything unknown) before any credential is looked at: the
+    same answer whatever was sent, and no password hashing for an anonymous caller."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.POST.get("grant_type") not in GRANTS:
+            body = {
+                "error": "unsupported_grant_type",
+                "error_description": f"this server offers the grants {', '.join(GRANTS)}",
+            }
+            return JsonResponse(body, status=400, headers={"Cache-Control": "no-store"})
+        return super().post(request, *args, **kwargs)
+
+
 class RegistrationView(DynamicClientRegistrationView):
     """RFC 7591 registration for MCP clients, narrowed to OAuth 2.1: the authorization-code
     grant (with refresh tokens) and `code` responses only, redirect URIs over https or to
@@ -150,7 +169,10 @@ class RegistrationView(DynamicClientRegistrationView):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
-            metadata = json.loads(request.body)
+            metadata = json_input.loads(request.body)
+        except json_input.JsonInputError as exc:  # refused before the library parses it
+            body = {"error": "invalid_client_metadata", "error_description": str(exc)}
+            return JsonResponse(body, status=400)
         except ValueError:
             metadata = None
         if isinstance(metadata, dict):

@@ -209,6 +209,24 @@ def test_metrics_are_refused_to_a_remote_client_without_a_token(anonymous) -> No
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    "header",
+    [
+        "HTTP_X_REAL_IP",
+        "HTTP_FORWARDED",
+        "HTTP_X_FORWARDED_PROTO",
+        "HTTP_VIA",
+        "HTTP_TRUE_CLIENT_IP",
+    ],
+)
+def test_metrics_are_refused_through_a_proxy_on_this_host_whichever_header_it_sends(
+    anonymous, header: str
+) -> None:
+    response = anonymous.get("/metrics", REMOTE_ADDR="127.0.0.1", **{header: "203.0.113.9"})
+    assert response.status_code == 403
+
+
+@pytest.mark.django_db
 def test_with_a_token_set_only_its_bearer_reads_metrics_from_any_address(
     anonymous, settings
 ) -> None:

@@ -166,3 +166,48 @@ async def test_a_renewed_slot_outlives_its_first_expiry(monkeypatch):
     assert await StreamSlot.acquire(api_key) is None  # 3 s on, still held
     await held.release()
     assert await StreamSlot.acquire(api_key) is not None
+
+
+MALFORMED_FRAMES = [
+    '{"action": "subscribe", "types": 5}',
+    '{"action": "subscribe", "types": [{}]}',
+    '{"action": "subscribe", "user_id": {"a": 1}}',
+    "not json",
+    '{"action": "resume", "last_event_id": [1]}',
+    "[" * 100 + "]" * 100,
+]
+
+
+async def test_a_malformed_frame_gets_an_error_and_the_socket_stays_open():
+    alice = await tenant("alice", streams=1)
+    ws, first = await open_websocket(alice.key)
+    assert subscribed(first)
+    for frame in MALFORMED_FRAMES:
+        await ws.send_to(text_data=frame)
+        answer = await ws.receive_json_from(timeout=5)
+        assert answer["type"] == "error", (frame, answer)
+    await ws.send_to(bytes_data=b"\xff\xfe")
+    assert (await ws.receive_json_from(timeout=5))["type"] == "error"
+    await ws.send_json_to({"action": "subscribe", "types": ["memory_created"]})
+    assert (await ws.receive_json_from(timeout=5))["type"] == "subscribed"  # still open
+    await ws.disconnect()
+
+
+async def test_consumers_that_fail_give_back_their_slots_so_a_good_socket_connects(monkeypatch):
+    from memoryplatform.consumers import EventsConsumer
+
+    async def broken(self: Any, after: int) -> None:
+        raise RuntimeError("a failure of any kind")
+
+    monkeypatch.setattr(EventsConsumer, "_replay", broken)
+    alice = await tenant("alice", streams=2)
+    for _ in range(2):  # the cap's worth of sockets, each failing in a handler
+        ws, first = await open_websocket(alice.key)
+        assert subscribed(first)
+        await ws.send_json_to({"action": "resume", "last_event_id": 1})
+        with pytest.raises(RuntimeError):
+            await ws.receive_output(timeout=5)
+    monkeypatch.undo()
+    ws, first = await open_websocket(alice.key)
+    assert subscribed(first), first  # the failed consumers freed their slots
+    await ws.disconnect()

@@ -194,11 +194,26 @@ def test_a_code_is_used_once(web, alice):
     assert exchange(web, client_id, code, pkce.verifier).status_code == 400
 
 
-def test_the_password_grant_is_refused(web, alice):
+@pytest.mark.parametrize(
+    "grant", ["password", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code", ""]
+)
+def test_a_grant_the_server_does_not_offer_gets_one_answer_before_any_password_check(
+    web, grant, django_user_model, monkeypatch
+):
+    from django.contrib.auth import hashers
+
+    staff = django_user_model.objects.create_user("staff", password="right-password")
     client_id = register(web).json()["client_id"]
-    data = {"grant_type": "password", "username": "x", "password": "y", "client_id": client_id}
-    response = web.post("/oauth/token", data)
-    assert response.status_code in (400, 401)
+    checked = []
+    monkeypatch.setattr(hashers, "check_password", lambda *a, **k: checked.append(1))
+    answers = []
+    for username, password in [(staff.username, "right-password"), ("staff", "wrong"), ("x", "y")]:
+        data = {"grant_type": grant, "username": username, "password": password}
+        response = web.post("/oauth/token", {**data, "client_id": client_id})
+        answers.append((response.status_code, response.json()))
+    assert answers[0] == answers[1] == answers[2]  # no oracle for a staff password
+    assert answers[0][0] == 400 and answers[0][1]["error"] == "unsupported_grant_type"
+    assert checked == []  # refused before any password was hashed
 
 
 def test_a_refresh_token_rotates_and_its_replay_is_refused(web, alice):

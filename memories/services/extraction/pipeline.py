@@ -135,6 +135,7 @@ def memories_add(
     source of every memory the call added, updated or matched. `occurred_at` is when the
     messages were said, if not now (mem0's `timestamp`): the memories added carry it."""
     parsed = parse_messages(messages)
+    _check_input_size(conversation_text(parsed))  # offline too: the work one call may ask for
     metadata = check_metadata(metadata or {})
     prompt = _check_prompt(prompt)
     if scope.is_empty:

@@ -207,7 +207,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self._on_primary = False
         primary = self.settings_dict.get("REPLICA_OF")
         if not primary:
-            return super().get_new_connection(conn_params)
+            return self._connect(conn_params)
         if router.replica_available(self.alias):
             try:
                 connection = super().get_new_connection(conn_params)
@@ -219,6 +219,15 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 return connection
         self._on_primary = True  # failover: this alias's reads are served by the primary
         return super().get_new_connection(self._primary_params())
+
+    def _connect(self, conn_params: Any) -> Any:
+        try:
+            return super().get_new_connection(conn_params)
+        except psycopg.OperationalError as exc:  # a missing runtime role: say what to run
+            explained = rls.explain_connect_failure(exc, self.app_role) if self.app_role else exc
+            if explained is exc:
+                raise
+            raise explained from exc
 
     def _primary_params(self) -> dict[str, Any]:
         from django.db import connections

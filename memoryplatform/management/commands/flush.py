@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.commands import flush
+from django.db import DEFAULT_DB_ALIAS
 
 from memoryplatform.db.rls import owner_connection
 
 
 class Command(flush.Command):
-    def handle(self, *args: Any, **options: Any) -> Any:
-        with owner_connection(options["database"], "manage.py flush"):
-            return super().handle(*args, **options)
+    def execute(self, *args: Any, **options: Any) -> Any:
+        with owner_connection(options.get("database") or DEFAULT_DB_ALIAS, "manage.py flush"):
+            return super().execute(*args, **options)
