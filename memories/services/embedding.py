@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from memories.embeddings import get_embedder
+from memories.services.embedding_space import store_embedder
 from memoryplatform.lib.errors import ProviderError
 
 logger = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ def _embed(texts: list[str]) -> list[list[float] | None]:
     if not texts:
         return []
     try:
-        return list(get_embedder().embed_batch(texts))
+        return list(store_embedder().embed_batch(texts))
     except ProviderError as exc:
         logger.warning(
             "embedding failed for %d text(s); stored without vectors: %s", len(texts), exc

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db.models import FloatField, QuerySet, UUIDField, Value
 from django.db.models.expressions import RawSQL
 
-from memories.embeddings import Embedder, get_embedder
+from memories.embeddings import Embedder
 from memories.models import Memory
 from memories.selectors.filters import effective_confidence
 from memories.selectors.pending_vectors import graph_and_pending
@@ -30,6 +30,7 @@ from memories.selectors.search.dispatch import (
 )
 from memories.selectors.search.statements import fetch_with_settings
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
+from memories.services.embedding_space import store_embedder
 from memoryplatform.lib.vectors import vector_literal
 from tenants.models import Project
 
@@ -41,13 +42,12 @@ def query_vector(text: str, *, project_id: int | None = None) -> list[float]:
     are remembered per process and project (agents repeat their searches; failures are not
     cached): per project, so how fast a search answers never tells one tenant what another
     one searched for."""
-    return list(_cached_vector(get_embedder(), project_id, text))
+    return list(_cached_vector(store_embedder(), project_id, text))
 
 
 @functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
 def _cached_vector(embedder: Embedder, project_id: int | None, text: str) -> tuple[float, ...]:
-    embed = getattr(embedder, "embed_query", embedder.embed)  # a provider may embed queries apart
-    return tuple(embed(text))  # keyed by the provider instance: a new one starts empty
+    return tuple(embedder.embed_query(text))  # keyed by the provider: a new one starts empty
 
 
 def min_similarity_of(query: SearchQuery) -> float:
