@@ -20,7 +20,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core import checks
-from django.db import DatabaseError
+from django.db import DatabaseError, connection
 
 from memories.embeddings import Embedder, EmbedderSpec, build_embedder, get_embedder
 from memories.models import EmbeddingSpace
@@ -135,24 +135,30 @@ def record_if_missing(using: str = "default", **kwargs: Any) -> None:
 
 
 class _Followed:
-    """What this process last read of the store's model."""
+    """What this process last read of the store's model: the model a live switch moved it
+    to, and the one an announced switch is about to move it to."""
 
     def __init__(self) -> None:
         self.checked = float("-inf")
-        self.space: Space | None = None  # the store's, once a live switch has moved it
+        self.space: Space | None = None
+        self.next: Space | None = None
 
     def refresh(self, *, force: bool = False) -> None:
         now = time.monotonic()
         if not force and now - self.checked < settings.MEMORY_EMBEDDING_SWITCH_RECHECK_SECONDS:
             return
         try:
-            row = EmbeddingSpace.objects.filter(key="default").first()
+            rows = {row.key: row for row in EmbeddingSpace.objects.filter(key__in=KEYS)}
         except DatabaseError:  # no table yet, or a transaction in error: keep what we know
             return
         self.checked = now
-        self.space = Space.of(row) if row is not None and row.generation else None
+        current, upcoming = rows.get("default"), rows.get("next")
+        self.space = Space.of(current) if current is not None and current.generation else None
+        announced = upcoming is not None and upcoming.stage == "switching"
+        self.next = Space.of(upcoming) if announced else None
 
 
+KEYS = ("default", "next")
 followed = _Followed()
 
 
@@ -166,6 +172,27 @@ def store_embedder(*, recheck: bool = False) -> Embedder:
     if space is None or space.model_name == configured.model_name:
         return configured
     return build_embedder(space.spec)
+
+
+SWITCH_LOCK = 4_518_423_045  # advisory lock: a write's embedding and the switch's columns
+
+
+def store_embedder_for_write() -> Embedder:
+    """`store_embedder` for vectors about to be written. While a switch is announced, a write
+    inside a transaction first takes the switch's lock shared (the switch takes it alone, so
+    it waits for such writes and they for it), then reads the store's model afresh: its
+    vectors always have the type of the column they go to."""
+    followed.refresh()
+    if followed.next is None:
+        return store_embedder()
+    if connection.in_atomic_block:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock_shared(%s)", [SWITCH_LOCK])
+    return store_embedder(recheck=True)
+
+
+def switch_announced() -> bool:
+    return followed.next is not None
 
 
 @checks.register(checks.Tags.database)

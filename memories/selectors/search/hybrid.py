@@ -37,11 +37,7 @@ from memories.selectors.search.dispatch import (
 )
 from memories.selectors.search.keyword import keyword_ranked
 from memories.selectors.search.neighbours import add_neighbours
-from memories.selectors.search.semantic import (
-    min_similarity_of,
-    query_vector,
-    semantic_ranked,
-)
+from memories.selectors.search.semantic import min_similarity_of, semantic_ranked_for
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
 from memories.services.content import check_unit_interval
 from memoryplatform.lib.db_threads import beside
@@ -60,17 +56,17 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
 
     def semantic_side() -> Ranked | None:
         try:
-            vector = query_vector(query.text, project_id=project.pk)
+            return semantic_ranked_for(
+                base,
+                query.text,
+                project_id=project.pk,
+                limit=pool,
+                min_similarity=min_similarity,
+                user_scoped=bool(query.filters.user_id),
+            )
         except ProviderError as exc:
             logger.warning("hybrid search without vectors: %s", exc)
             return None
-        return semantic_ranked(
-            base,
-            vector,
-            limit=pool,
-            min_similarity=min_similarity,
-            user_scoped=bool(query.filters.user_id),
-        )
 
     semantic_soon = beside(semantic_side)
     keyword = keyword_ranked(

@@ -13,6 +13,7 @@ import functools
 from typing import Any
 
 from django.conf import settings
+from django.db import DataError, connection
 from django.db.models import FloatField, QuerySet, UUIDField, Value
 from django.db.models.expressions import RawSQL
 
@@ -30,7 +31,7 @@ from memories.selectors.search.dispatch import (
 )
 from memories.selectors.search.statements import fetch_with_settings
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
-from memories.services.embedding_space import store_embedder
+from memories.services.embedding_space import store_embedder, switch_announced
 from memoryplatform.lib.vectors import vector_literal
 from tenants.models import Project
 
@@ -42,7 +43,8 @@ def query_vector(text: str, *, project_id: int | None = None) -> list[float]:
     are remembered per process and project (agents repeat their searches; failures are not
     cached): per project, so how fast a search answers never tells one tenant what another
     one searched for."""
-    return list(_cached_vector(store_embedder(), project_id, text))
+    embedder = store_embedder(recheck=switch_announced())  # afresh around a live switch
+    return list(_cached_vector(embedder, project_id, text))
 
 
 @functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
@@ -158,10 +160,27 @@ def _winner_statement(
     return sql, tuple(params)
 
 
+def semantic_ranked_for(
+    queryset: QuerySet[Memory] | SearchBase, text: str, *, project_id: int, **options: Any
+) -> Ranked:
+    """`semantic_ranked` for a query text. When a live switch moved the store to a model of
+    another size between embedding the query and ranking, the query is embedded again with
+    the store's model (the switch's moment, docs/operations.md)."""
+    vector = query_vector(text, project_id=project_id)
+    try:
+        return semantic_ranked(queryset, vector, **options)
+    except DataError as exc:
+        if "dimensions" not in str(exc) or connection.in_atomic_block:
+            raise
+    vector = list(_cached_vector(store_embedder(recheck=True), project_id, text))
+    return semantic_ranked(queryset, vector, **options)
+
+
 def semantic_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
-    ranked = semantic_ranked(
+    ranked = semantic_ranked_for(
         compiled_search_base(project=project, query=query),
-        query_vector(query.text, project_id=project.pk),
+        query.text,
+        project_id=project.pk,
         limit=candidate_count(query),
         min_similarity=min_similarity_of(query),
         user_scoped=bool(query.filters.user_id),
