@@ -21,6 +21,7 @@ from memories.models import Memory
 from memories.selectors.filters import MemoryFilters, apply_filters, effective_confidence
 from memories.selectors.memories import memories_by_id, memory_queryset, project_share
 from memories.selectors.quality import rank_factor
+from memories.selectors.search import rerank
 from memories.selectors.search_types import Candidate, SearchHit, SearchQuery
 from memoryplatform.lib.errors import InvalidInput
 from memoryplatform.metrics import timed_search
@@ -218,6 +219,8 @@ def memory_search(*, project: Project, query: SearchQuery) -> SearchResult:
     query = without_own_name(query)
     mode = _resolve(query.mode)
     hits = _rank_by_confidence(mode(project=project, query=query))
+    if rerank.wanted(query):
+        hits = rerank.reranked(query, hits)
     page = _load_rows(project, hits[query.offset : query.offset + query.limit])
     page, tokens, exhausted = _within_budget(page, query.token_budget)
     return SearchResult(
