@@ -42,9 +42,7 @@ def search(alice, **body):  # type: ignore[no-untyped-def]
     return response.json()["results"]
 
 
-def test_the_best_hits_take_the_cross_encoders_order_and_carry_its_score(
-    alice, notes, reranker
-):
+def test_the_best_hits_take_the_cross_encoders_order_and_carry_its_score(alice, notes, reranker):
     results = search(alice)
     expected = reranker.score(QUESTION, [hit["content"] for hit in results])
     assert [hit["score_parts"]["rerank"] for hit in results] == pytest.approx(
