@@ -86,11 +86,12 @@ def preset_model(name: str) -> str:
 
 def use_model(name: str | None, default_db: str) -> str:
     """Before Django starts: embed with `name` (a preset or a model) on a database of its
-    own (`<default_db>_<preset>`, unless MEMORY_EMBEDDED_DB_NAME says otherwise), so stores
+    own (MEMORY_EMBEDDED_DB_NAME, else `default_db`, with `_<preset>` appended), so stores
     of two models never mix. Returns the database name."""
+    base = os.environ.get("MEMORY_EMBEDDED_DB_NAME", default_db)
     if not name:
-        return os.environ.get("MEMORY_EMBEDDED_DB_NAME", default_db)
+        return base
     os.environ["MEMORY_EMBEDDING_MODEL"] = preset_model(name)
     suffix = name if name in PRESETS else Path(name).name.lower().replace("-", "_")
-    os.environ.setdefault("MEMORY_EMBEDDED_DB_NAME", f"{default_db}_{suffix}")
+    os.environ["MEMORY_EMBEDDED_DB_NAME"] = f"{base}_{suffix}"
     return os.environ["MEMORY_EMBEDDED_DB_NAME"]
