@@ -15,7 +15,7 @@ the store's model (`store_embedder`), read again every MEMORY_EMBEDDING_SWITCH_R
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
@@ -98,7 +98,22 @@ def configured_space() -> Space:
         settings.MEMORY_EMBEDDING_QUERY_PROMPT,
         settings.MEMORY_EMBEDDING_PASSAGE_PROMPT,
     )
-    return space_of(spec, embedder)
+    try:
+        return space_of(spec, embedder)
+    except ProviderError:
+        # a remote model's size is learnt from the server; while it is down, the recorded
+        # size of the same model stands (a start does not wait for the embedding server)
+        recorded = _recorded_or_none()
+        if spec.provider != "openai" or recorded is None or recorded.model_name != spec.model_name:
+            raise
+        return replace(recorded, provider=spec.provider)
+
+
+def _recorded_or_none() -> Space | None:
+    try:
+        return recorded_space()
+    except DatabaseError:
+        return None
 
 
 def recorded_space(*, using: str = "default", key: str = "default") -> Space | None:

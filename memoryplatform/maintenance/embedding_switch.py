@@ -156,6 +156,7 @@ def switch_abort() -> bool:
             for index in table.indexes:
                 cursor.execute(f"DROP INDEX IF EXISTS {index}_next")
             cursor.execute(f"DROP TRIGGER IF EXISTS embedding_next_stale ON {table.table}")
+            cursor.execute(f"DROP FUNCTION IF EXISTS {table.table}_embedding_next_stale()")
             cursor.execute(f"ALTER TABLE {table.table} DROP COLUMN IF EXISTS {SHADOW}")
     EmbeddingSpace.objects.filter(key="next").delete()
     return pending is not None
