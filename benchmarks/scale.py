@@ -622,7 +622,8 @@ def through_http(project: Any, texts: list[str], rng: random.Random) -> dict[str
             timeout=60,
         )
         wait_for_server(client)
-        client.post("/api/v1/memories/search/", json={"query": "warm up the model"})
+        # the server loads its model first (all-mpnet-base-v2: ~0.4 GB, longer on a busy machine)
+        client.post("/api/v1/memories/search/", json={"query": "warm up"}, timeout=900)
         out = {}
         for kind in KINDS:
             samples = []
