@@ -143,7 +143,7 @@ class PruneCandidateAdmin(CuratorQueueAdmin):
             PruneCandidate.objects.filter(candidates)
             .annotate(effective_confidence=effective_confidence())
             .select_related("project")
-            .defer("embedding", "search_vector")
+            .defer("embedding", "search_vector", "summary_embedding")
             .order_by("effective_confidence", "pk")
         )
 
@@ -198,7 +198,7 @@ class FadedMemoryAdmin(CuratorQueueAdmin):
             super()
             .get_queryset(request)
             .filter(deleted_at__isnull=True, state__in=[MemoryState.DORMANT, MemoryState.ARCHIVED])
-            .defer("embedding", "search_vector")
+            .defer("embedding", "search_vector", "summary_embedding")
             .order_by("decay_score", "pk")
         )
 

@@ -12,6 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
+from entities.models import Entity
 from memories.models import EMBEDDING_DIMENSIONS, TEXT_SEARCH_CONFIG, Episode, Memory
 from tenants.models import Project
 
@@ -47,6 +48,9 @@ class Document(models.Model):
     status_reason = models.TextField(blank=True, default="")
     chunk_count = models.PositiveIntegerField(default=0)
     chunks_embedded = models.PositiveIntegerField(default=0)
+    # the chunking it was cut with, in characters (null: stored before it was recorded)
+    chunk_size = models.PositiveIntegerField(null=True, blank=True)
+    chunk_overlap = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     indexed_at = models.DateTimeField(null=True, blank=True)
     # the conversation or task it was uploaded during (docs/episodes.md)
@@ -64,6 +68,12 @@ class Document(models.Model):
         indexes = [
             models.Index(fields=["project", "-created_at", "-id"], name="document_project_created"),
             models.Index(fields=["project", "user_id"], name="document_project_user"),
+            # an episode's documents (the graph's episode -> document edges)
+            models.Index(
+                fields=["project", "episode"],
+                condition=Q(episode__isnull=False),
+                name="document_project_episode",
+            ),
         ]
         constraints = [
             # the same bytes uploaded again in the same scope are the same document
@@ -104,10 +114,15 @@ class DocumentChunk(models.Model):
     heading = models.TextField(blank=True, default="")  # the path as one text, for the tsvector
     content = models.TextField()
     token_count = models.PositiveIntegerField(default=0)
+    # a few sentences standing for the passage under a tight token budget (documents.summaries)
+    summary = models.TextField(blank=True, default="")
+    summary_method = models.CharField(max_length=20, blank=True, default="")  # extractive | llm
+    summary_tokens = models.PositiveIntegerField(default=0)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config=TEXT_SEARCH_CONFIG, weight="A")
-        + SearchVector("heading", config=TEXT_SEARCH_CONFIG, weight="B"),
+        + SearchVector("heading", config=TEXT_SEARCH_CONFIG, weight="B")
+        + SearchVector("summary", config=TEXT_SEARCH_CONFIG, weight="C"),
         output_field=SearchVectorField(),
         db_persist=True,
     )
@@ -166,6 +181,8 @@ class MemoryRef(models.Model):
         indexes = [
             models.Index(fields=["project", "memory"], name="memoryref_project_memory"),
             models.Index(fields=["project", "document"], name="memoryref_project_document"),
+            # the memories citing a chunk: a graph walk from a passage
+            models.Index(fields=["project", "chunk"], name="memoryref_project_chunk"),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -183,3 +200,76 @@ class MemoryRef(models.Model):
 
     def __str__(self) -> str:
         return f"{self.memory_id} {self.relation} chunk {self.chunk_id}"
+
+
+class DocumentOriginal(models.Model):
+    """The bytes a document was uploaded as, byte for byte: in the database (`data`) when
+    small or when MEMORY_DOCUMENT_STORAGE says so, else a file of the storage backend
+    (`storage_name`; documents.storage). Downloaded as they came, exported, backed up, and
+    read again to re-chunk the document."""
+
+    document = models.OneToOneField(
+        Document,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="original",
+        db_constraint=False,
+    )
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    filename = models.CharField(max_length=500, blank=True, default="")  # as uploaded
+    size_bytes = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    data = models.BinaryField(null=True, blank=True)
+    storage_name = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(data__isnull=False, storage_name="")
+                | (Q(data__isnull=True) & ~Q(storage_name="")),
+                name="documentoriginal_in_one_place",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.filename or str(self.document_id)
+
+
+class ChunkEntity(models.Model):
+    """A document's chunk mentions an entity: found in its text by the extractor that reads
+    memories (documents.graph), an edge of the knowledge graph between a passage and what
+    it is about. The document is kept beside the chunk, so a document's entities are one
+    index scan."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    chunk = models.ForeignKey(
+        DocumentChunk, on_delete=models.CASCADE, related_name="entity_links", db_constraint=False
+    )
+    document = models.ForeignKey(
+        Document, on_delete=models.CASCADE, related_name="entity_links", db_constraint=False
+    )
+    entity = models.ForeignKey(
+        Entity, on_delete=models.CASCADE, related_name="chunk_links", db_constraint=False
+    )
+    relevance = models.FloatField(default=0.8)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["chunk", "-relevance", "id"]
+        indexes = [
+            models.Index(fields=["entity", "chunk"], name="chunkentity_entity"),
+            models.Index(fields=["document", "entity"], name="chunkentity_document"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "chunk", "entity"], name="chunkentity_unique_per_chunk"
+            ),
+            models.CheckConstraint(
+                condition=Q(relevance__gte=0.0) & Q(relevance__lte=1.0),
+                name="chunkentity_relevance_in_unit_interval",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"chunk {self.chunk_id} ~ entity {self.entity_id}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from documents.models import Document, DocumentChunk
+from documents.models import Document, DocumentChunk, DocumentOriginal
 
 SNIPPET_CHARACTERS = 240  # a snippet without query words: the chunk's first characters
 
@@ -31,6 +31,21 @@ def document_body(document: Document) -> dict[str, Any]:
         "created_at": document.created_at.isoformat(),
         "indexed_at": document.indexed_at.isoformat() if document.indexed_at else None,
         "episode_id": str(document.episode_id) if document.episode_id else None,
+        "chunk_size": document.chunk_size,
+        "chunk_overlap": document.chunk_overlap,
+    }
+
+
+def original_body(document: Document, original: DocumentOriginal | None) -> dict[str, Any] | None:
+    """Where to download what was uploaded; None for a document stored before originals were
+    kept."""
+    if original is None:
+        return None
+    return {
+        "filename": original.filename,
+        "size_bytes": original.size_bytes,
+        "sha256": original.sha256,
+        "download_url": f"/api/v1/documents/{document.pk}/original/",
     }
 
 
@@ -45,19 +60,33 @@ def chunk_body(chunk: DocumentChunk) -> dict[str, Any]:
         "heading_path": list(chunk.heading_path),
         "content": chunk.content,
         "token_count": chunk.token_count,
+        "summary": chunk.summary,
     }
 
 
 def chunk_hit_body(
-    chunk: DocumentChunk, *, score: float, parts: dict[str, float], snippet: str | None
+    chunk: DocumentChunk,
+    *,
+    score: float,
+    parts: dict[str, float],
+    snippet: str | None,
+    entities: list[dict[str, Any]] | None = None,
+    summarized: bool = False,
 ) -> dict[str, Any]:
     """A chunk found by search: where it is (document, page, position, headings), the
-    passage, a snippet with the query's words in **bold**, and its score."""
+    passage (its summary when a token budget took that: `summarized`), a snippet with the
+    query's words in **bold**, its score, and the entities of the question it mentions
+    (`entities`: what tied it to the question through the graph)."""
+    body = chunk_body(chunk)
+    if summarized:
+        body["content"] = chunk.summary
     return {
         "kind": "document",
-        **chunk_body(chunk),
+        **body,
         "document_title": chunk.document.title,
         "snippet": snippet or chunk.content[:SNIPPET_CHARACTERS],
         "score": round(score, 6),
         "score_parts": {name: round(float(value), 6) for name, value in parts.items()},
+        "entities": entities or [],
+        "summarized": summarized,
     }

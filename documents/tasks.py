@@ -1,5 +1,6 @@
-"""Background jobs (django-q2): embedding an uploaded document's chunks. Tasks take ids and
-run inside the document's project scope (row-level security)."""
+"""Background jobs (django-q2): embedding an uploaded document's chunks, and enriching them
+(the entities they mention, their summaries). Tasks take ids and run inside the document's
+project scope (row-level security)."""
 
 from __future__ import annotations
 
@@ -28,3 +29,21 @@ def embed_document(project_id: int, document_id: str) -> dict[str, Any]:
         "chunks_embedded": document.chunks_embedded,
         "chunks_total": document.chunk_count,
     }
+
+
+@survives_db_outage
+def enrich_document(project_id: int, document_id: str) -> dict[str, Any]:
+    """Enqueued when a document is stored or re-chunked: link its chunks to the entities
+    they mention, then summarise them."""
+    from documents.services.graph import document_link_entities
+    from documents.services.summaries import document_summarize_chunks
+
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        return {}
+    with project_scope(project.pk):
+        return {
+            "document": document_id,
+            "entity_links": document_link_entities(project=project, document_id=document_id),
+            "summaries": document_summarize_chunks(project=project, document_id=document_id),
+        }

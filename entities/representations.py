@@ -9,6 +9,7 @@ from typing import Any
 from rest_framework import serializers
 
 from entities.models import Entity, Relation
+from entities.selectors.graph import CrossExport, CrossGraph, Edge, Node
 from entities.selectors.tags import TagInfo
 from entities.selectors.traversal import MemoryGraph, Subgraph
 from memories.representations import MemorySerializer
@@ -194,4 +195,46 @@ def tag_body(tag: TagInfo) -> dict[str, Any]:
         "memory_count": tag.memory_count,
         "entity_count": tag.entity_count,
         "registered": tag.registered,
+    }
+
+
+def node_body(node: Node) -> dict[str, Any]:
+    return {
+        "key": node.key,
+        "type": node.kind,
+        "id": node.id if isinstance(node.id, int) else str(node.id),
+        "label": node.label,
+        "subtype": node.subtype,
+        "depth": node.depth,
+    }
+
+
+def edge_body(edge: Edge) -> dict[str, Any]:
+    return {
+        "type": edge.kind,
+        "source": edge.source,
+        "target": edge.target,
+        "label": edge.label,
+        "weight": round(edge.weight, 6),
+        "id": edge.id,
+    }
+
+
+def cross_graph_body(graph: CrossGraph) -> dict[str, Any]:
+    """A neighbourhood across kinds: nodes keyed `<type>:<id>`, typed edges between keys."""
+    return {
+        "center": node_body(graph.center),
+        "nodes": [node_body(node) for node in graph.nodes],
+        "edges": [edge_body(edge) for edge in graph.edges],
+        "truncated": graph.truncated,
+    }
+
+
+def cross_export_body(project: Any, export: CrossExport) -> dict[str, Any]:
+    nodes = [{k: v for k, v in node_body(n).items() if k != "depth"} for n in export.nodes]
+    return {
+        "project": project.slug,
+        "nodes": nodes,
+        "edges": [edge_body(edge) for edge in export.edges],
+        "truncated": export.truncated,
     }

@@ -26,7 +26,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.authentication import AuthCredentials
 
-from mcpserver.auth import bound_api_key
+from mcpserver.auth import bound_agent, bound_api_key
+from mcpserver.tools import end_session
 from memoryplatform.lib.db_threads import database_call
 from tenants import streams
 from tenants.auth import raw_key_from_headers
@@ -164,6 +165,9 @@ class McpHttpApp:
         await self.start()
         if scope["method"] != "GET" or scope["path"].startswith(MESSAGES_PATH.rstrip("/")):
             await self.serve(scope, receive, send, api_key)
+            session = headers.get("mcp-session-id")
+            if scope["method"] == "DELETE" and session:  # the client ended its session
+                await database_call(end_session, api_key, session)
             return
         async with stream_slot(api_key) as slot:  # a stream: under the key's cap of streams
             if slot is None:
@@ -174,7 +178,8 @@ class McpHttpApp:
             await self.serve(scope, receive, send, api_key)
 
     async def serve(self, scope: Scope, receive: Any, send: Any, api_key: ApiKey) -> None:
-        with bound_api_key(api_key):
+        agent = _headers(scope).get("x-agent-id")
+        with bound_api_key(api_key), bound_agent(agent):
             if scope["path"].startswith(STREAMABLE_PATH):
                 scope["path"] = STREAMABLE_PATH
                 await self.streamable(scope, receive, send)

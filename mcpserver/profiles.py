@@ -86,6 +86,7 @@ def standard() -> list[ToolSpec]:
         ToolSpec("entity_delete", graph.entity_delete, DESTRUCTIVE),
         ToolSpec("relation_delete", graph.relation_delete, DESTRUCTIVE),
         ToolSpec("entity_graph", graph.entity_graph, READ_ONLY),
+        ToolSpec("graph_subgraph", graph.graph_subgraph_tool, READ_ONLY),
         ToolSpec("tag_list", graph.tag_list_tool, READ_ONLY),
         ToolSpec("tag_describe", graph.tag_describe, IDEMPOTENT_WRITE),
         ToolSpec("tool_feedback", memory.tool_feedback, WRITE),
@@ -115,7 +116,7 @@ def sqlnative() -> list[ToolSpec]:
         ToolSpec("delete_entities", compat.delete_entities, DESTRUCTIVE),
         ToolSpec("delete_relations", compat.delete_relations, DESTRUCTIVE),
         ToolSpec("get_entity_graph", compat.get_entity_graph, READ_ONLY),
-        *_lifecycle({"consolidate_memories": "memory_consolidate"}),
+        ToolSpec("consolidate_memories", compat.consolidate_memories, WRITE),
         ToolSpec("get_memory_stats", compat.get_memory_stats, READ_ONLY),
     ]
 
@@ -174,6 +175,11 @@ def kg_profile() -> list[ToolSpec]:
         ToolSpec("open_nodes", kg.open_nodes, READ_ONLY),
     ]
 
+
+# Agent namespaces by default (tenants/namespaces.py), unless the project's setting says
+# otherwise: Memento isolates agents by its row-level policy; the other profiles follow the
+# project's setting.
+PROFILE_NAMESPACES: dict[str, bool] = {"memento": True}
 
 PROFILES: dict[str, Callable[[], list[ToolSpec]]] = {
     "standard": standard,

@@ -47,6 +47,7 @@ class MemoryOut(TypedDict):
     verified_at: str | None
     compressed: bool
     pinned: bool
+    ttl_tier: str
     expires_at: str | None
     occurred_at: str | None
     version: int
@@ -54,6 +55,7 @@ class MemoryOut(TypedDict):
     updated_at: str
     layer: str
     episode_id: str | None
+    summary: str  # a long memory's few sentences ("" until written, or for a short one)
     # memory_get: the document passages the memory cites (documents.refs)
     document_refs: NotRequired[list[dict[str, Any]]]
 

@@ -7,12 +7,16 @@ the request (HTTP) or the process (stdio), see `mcpserver.auth`.
 from __future__ import annotations
 
 import functools
-from typing import Literal, cast
+import inspect
+import typing
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, cast
 
 from django.conf import settings
 from mcp.server.mcpserver import MCPServer
 
-from mcpserver.profiles import PROFILES
+from mcpserver.auth import tool_agent
+from mcpserver.profiles import PROFILE_NAMESPACES, PROFILES
 from mcpserver.resources import register_prompts, register_resources
 
 INSTRUCTIONS = """\
@@ -42,9 +46,10 @@ def build_server(profile: str) -> MCPServer:
         version="1.0.0",
         log_level=cast(LogLevel, settings.LOG_LEVEL if settings.LOG_LEVEL in _LEVELS else "INFO"),
     )
+    namespaces = PROFILE_NAMESPACES.get(profile)
     for spec in PROFILES[profile]():
         server.add_tool(
-            spec.fn,
+            acting_agent(spec.fn, profile_namespaces=namespaces),
             name=spec.name,
             description=spec.description,
             annotations=spec.annotations,
@@ -53,6 +58,29 @@ def build_server(profile: str) -> MCPServer:
     register_resources(server)
     register_prompts(server)
     return server
+
+
+AGENT_ARGUMENTS = ("agent_id", "agentId")
+
+
+def acting_agent(
+    tool: Callable[..., Awaitable[Any]], *, profile_namespaces: bool | None
+) -> Callable[..., Awaitable[Any]]:
+    """`tool`, calling as the agent its `agent_id` / `agentId` argument names (or the
+    connection's), under the profile's default for agent namespaces (mcpserver/auth.py)."""
+    signature = inspect.signature(tool, eval_str=True)
+    argument = next((name for name in AGENT_ARGUMENTS if name in signature.parameters), None)
+
+    @functools.wraps(tool)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        agent = kwargs.get(argument) if argument else None
+        with tool_agent(agent, profile_namespaces=profile_namespaces):
+            return await tool(*args, **kwargs)
+
+    # the SDK reads the signature and type hints for the schemas: the tool's own
+    wrapper.__signature__ = signature  # type: ignore[attr-defined]
+    wrapper.__annotations__ = typing.get_type_hints(tool, include_extras=True)
+    return wrapper
 
 
 @functools.cache

@@ -18,3 +18,8 @@ class MemoriesConfig(AppConfig):
 
         if BOOST_PATH not in HYBRID_BOOSTS:
             HYBRID_BOOSTS.append(BOOST_PATH)
+        # budgets count tokens with the embedding model's tokenizer (MEMORY_TOKENIZER)
+        from memories.embeddings.tokenizer import embedding_tokenizer
+        from memoryplatform.lib import tokens
+
+        tokens.install("embedding", embedding_tokenizer)

@@ -14,6 +14,7 @@ from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
 from tenants.models import Project
+from tenants.namespaces import SHARED_AGENT, current_namespace
 
 EMBEDDING_DIMENSIONS = 384
 TEXT_SEARCH_CONFIG = "english"
@@ -63,6 +64,26 @@ MAX_DECAY_RATE = 1.0
 def default_importance(memory_type: str) -> float:
     """The importance of a memory of `memory_type` whose writer gave none."""
     return TYPE_IMPORTANCE.get(memory_type, 0.5)  # type: ignore[call-overload]
+
+
+class TtlTier(models.TextChoices):
+    """Memento's TTL tier, stored per memory (docs/intelligence.md, "TTL tiers"): `hot` just
+    made or read, `warm` the long-term default, `cold` stale, `permanent` never demoted."""
+
+    HOT = "hot"
+    WARM = "warm"
+    COLD = "cold"
+    PERMANENT = "permanent"
+
+
+def infer_ttl_tier(memory_type: str, importance: float) -> str:
+    """A new memory's tier, as Memento's FragmentFactory infers it: a preference or importance
+    >= 0.8 is permanent, an error or a procedure hot, importance >= 0.5 warm, the rest cold."""
+    if memory_type == MemoryType.PREFERENCE or importance >= PERMANENT_IMPORTANCE:
+        return TtlTier.PERMANENT
+    if memory_type in (MemoryType.ERROR, MemoryType.PROCEDURE):
+        return TtlTier.HOT
+    return TtlTier.WARM if importance >= 0.5 else TtlTier.COLD
 
 
 class MemoryLayer(models.TextChoices):
@@ -134,8 +155,13 @@ class MemoryState(models.TextChoices):
 
 
 class MemoryQuerySet(models.QuerySet["Memory"]):
-    def for_project(self, project: Project, *, as_array: bool = False) -> MemoryQuerySet:
-        """The project's memories. `as_array` writes the condition `project_id =
+    def for_project(
+        self, project: Project, *, as_array: bool = False, namespaced: bool = True
+    ) -> MemoryQuerySet:
+        """The project's memories, within the calling code's agent namespace when it has one
+        (tenants/namespaces.py: an agent's own memories and the shared pool; `namespaced`
+        false: the caller applies it, as a search's filters do). `as_array` writes the
+        condition `project_id =
         ANY(ARRAY[id]::bigint[])`, which the keyword index can use (search reads this way).
 
         The keyword GIN index holds the project beside the words (btree_gin, migration 0014),
@@ -147,9 +173,10 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
         project's entries for the large project too, where they are most of the index (3.7
         against 0.9 ms for one user's branch); costed as an array, they are used when short.
         B-tree indexes take either form alike."""
+        mine = self.filter(_namespace_q()) if namespaced else self
         if not as_array:
-            return self.filter(project=project)
-        return self.filter(
+            return mine.filter(project=project)
+        return mine.filter(
             models.Func(
                 F("project_id"),
                 models.Value([project.pk]),
@@ -162,6 +189,16 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
     def alive(self) -> MemoryQuerySet:
         """Not soft-deleted: what every read sees."""
         return self.filter(deleted_at__isnull=True)
+
+
+def namespace_q(agent: str) -> Q:
+    """Memories `agent` may read with namespaces on: its own and the shared pool's."""
+    return Q(agent_id__in=[agent, SHARED_AGENT]) | Q(agent_id__isnull=True)
+
+
+def _namespace_q() -> Q:
+    namespace = current_namespace()
+    return Q() if namespace is None else namespace_q(namespace.agent)
 
 
 def _unit_interval(field: str) -> models.CheckConstraint:
@@ -212,6 +249,11 @@ class Memory(models.Model):
     utility_score = models.FloatField(default=0.5, db_default=0.5)
     verified_at = models.DateTimeField(null=True, blank=True)
     pinned = models.BooleanField(default=False)
+    # Memento's TTL tier (TtlTier): inferred on write, demoted by the decay job, back to hot
+    # when read; a pinned memory (Memento's anchor) is never demoted
+    ttl_tier = models.CharField(
+        max_length=10, choices=TtlTier.choices, default=TtlTier.WARM, db_default=TtlTier.WARM
+    )
     expires_at = models.DateTimeField(null=True, blank=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
 
@@ -239,6 +281,12 @@ class Memory(models.Model):
         related_name="memories",
         db_constraint=False,
     )
+    # a few sentences standing for a long memory (services/summaries.py), written in the
+    # background: searched beside the content, sent instead of it when a budget is tight
+    summary = models.TextField(blank=True, default="")
+    summary_method = models.CharField(max_length=20, blank=True, default="")  # extractive | llm
+    summary_tokens = models.PositiveIntegerField(default=0)
+    summary_embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
 
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config=TEXT_SEARCH_CONFIG, weight="A")
@@ -343,6 +391,21 @@ class Memory(models.Model):
                 condition=Q(deleted_at__isnull=True, vector_pending=True),
                 name="memory_vector_pending",
             ),
+            # summaries, searched beside the content (selectors/search/summaries.py): only
+            # the long memories that have one are in these indexes
+            GinIndex(
+                SearchVector("summary", config=TEXT_SEARCH_CONFIG),
+                condition=Q(deleted_at__isnull=True) & ~Q(summary=""),
+                name="memory_summary_words",
+            ),
+            HnswIndex(
+                name="memory_summary_hnsw",
+                fields=["summary_embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+                condition=Q(deleted_at__isnull=True, summary_embedding__isnull=False),
+            ),
         ]
         constraints = [
             _unit_interval("confidence"),
@@ -369,6 +432,9 @@ class Memory(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(layer__in=MemoryLayer.values), name="memory_layer_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(ttl_tier__in=TtlTier.values), name="memory_ttl_tier_known"
             ),
         ]
 

@@ -49,6 +49,7 @@ class MemorySerializer(serializers.ModelSerializer):
             "verified_at",
             "compressed",
             "pinned",
+            "ttl_tier",
             "expires_at",
             "deleted_at",
             "version",
@@ -57,6 +58,7 @@ class MemorySerializer(serializers.ModelSerializer):
             "layer",
             "episode_id",
             "occurred_at",
+            "summary",
         ]
         read_only_fields = fields
 
@@ -100,6 +102,7 @@ class MemorySerializer(serializers.ModelSerializer):
             "verified_at": _datetime(memory.verified_at),
             "compressed": bool(memory.compressed),
             "pinned": bool(memory.pinned),
+            "ttl_tier": memory.ttl_tier,
             "expires_at": _datetime(memory.expires_at),
             "deleted_at": _datetime(memory.deleted_at),
             "version": int(memory.version),
@@ -108,6 +111,7 @@ class MemorySerializer(serializers.ModelSerializer):
             "layer": memory.layer,
             "episode_id": None if memory.episode_id is None else str(memory.episode_id),
             "occurred_at": _datetime(memory.occurred_at),
+            "summary": memory.summary,
         } | self.extra_representation(memory)
 
     def extra_representation(self, memory: Memory) -> dict[str, Any]:
@@ -203,17 +207,49 @@ class LinkSerializer(serializers.ModelSerializer):
 class ScoreSerializer(MemorySerializer):
     score = serializers.FloatField()
     score_parts = serializers.DictField(child=serializers.FloatField())
+    summarized = serializers.BooleanField(
+        default=False, help_text="true: a token budget took the summary, which `content` holds"
+    )
 
     class Meta(MemorySerializer.Meta):
-        fields = [*MemorySerializer.Meta.fields, "score", "score_parts"]
+        fields = [*MemorySerializer.Meta.fields, "score", "score_parts", "summarized"]
         read_only_fields = fields
 
     def extra_representation(self, memory: Memory) -> dict[str, Any]:
         parts = memory.score_parts  # type: ignore[attr-defined]
+        summarized = bool(getattr(memory, "summarized", False))
         return {
             "score": float(memory.score),  # type: ignore[attr-defined]
             "score_parts": {str(name): float(value) for name, value in parts.items()},
-        }
+            "summarized": summarized,
+        } | ({"content": memory.summary} if summarized else {})
+
+
+def budgeted_bodies(memories: list[Memory]) -> list[dict[str, Any]]:
+    """Memories chosen under a token budget: each says whether the budget took its summary
+    (`summarized`: `content` is then the summary) or its full text."""
+    bodies = []
+    for memory, body in zip(memories, MemorySerializer(memories, many=True).data, strict=True):
+        summarized = bool(getattr(memory, "summarized", False))
+        bodies.append(
+            {**body, "summarized": summarized} | ({"content": memory.summary} if summarized else {})
+        )
+    return bodies
+
+
+def context_body(context: Any) -> dict[str, Any]:
+    """A session context (services/session.py), for REST and MCP alike."""
+    return {
+        "core": budgeted_bodies(context.core),
+        "working": budgeted_bodies(context.working),
+        "tokens_used": context.tokens_used,
+        "token_budget": context.token_budget,
+        "summarized": sum(
+            1 for m in [*context.core, *context.working] if getattr(m, "summarized", False)
+        ),
+        "text": context.as_text(),
+        "episode": episode_body(context.episode) if context.episode else None,
+    }
 
 
 def search_body(result: SearchResult) -> dict[str, Any]:
@@ -221,6 +257,7 @@ def search_body(result: SearchResult) -> dict[str, Any]:
     for hit in result.hits:
         hit.memory.score = round(hit.score, 6)
         hit.memory.score_parts = {name: round(value, 6) for name, value in hit.parts.items()}
+        hit.memory.summarized = hit.summarized  # type: ignore[union-attr]
         results.append(hit.memory)
     return {
         "results": ScoreSerializer(results, many=True).data,

@@ -31,6 +31,8 @@ SCHEDULES = {
     "memory-vector-index-health": ("memories.tasks.vector_index_health", "H"),
     # short-term memories: the important or often read promoted, the stale expired
     "memory-layers": ("memories.tasks.run_layers", "H"),
+    # sessions idle past `session_idle_minutes`: their working memory ends
+    "memory-sessions": ("memories.tasks.close_idle_sessions", "I"),
     # utility scores whose queued job was lost with a killed process
     "memory-utility-sweep": ("memories.tasks.sweep_utility", "H"),
     # the keyword (GIN) indexes' estimated bloat; reindexed concurrently past the limit
@@ -41,6 +43,9 @@ SCHEDULES = {
     # OAuth access and refresh tokens, grants: the expired and revoked ones deleted
     "oauth-token-cleanup": ("tenants.oauth.tasks.clear_expired_tokens", "D"),
 }
+
+# Minutes between runs of the schedules of type "I" (every N minutes).
+SCHEDULE_MINUTES = {"memory-sessions": 5}
 
 
 def enqueue(func: str, *args: Any, **kwargs: Any) -> None:
@@ -57,6 +62,18 @@ def _projects(project_id: int | None) -> Iterator[Project]:
     for project in list(projects.filter(pk=project_id) if project_id is not None else projects):
         with project_scope(project.pk):
             yield project
+
+
+@survives_db_outage
+def summarize_memories(project_id: int, memory_ids: list[str]) -> dict[str, Any]:
+    """Enqueued when long memories are stored or edited: write their summaries."""
+    from memories.services.summaries import memories_summarize
+
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        return {}
+    with project_scope(project.pk):
+        return {"summarized": memories_summarize(project=project, memory_ids=memory_ids)}
 
 
 @survives_db_outage
@@ -79,6 +96,20 @@ def run_layers(project_id: int | None = None) -> dict[str, Any]:
         p.slug: memories_layers_maintain(project=p, actor=job("layers")).as_dict()
         for p in _projects(project_id)
     }
+
+
+@survives_db_outage
+def close_idle_sessions(project_id: int | None = None) -> dict[str, Any]:
+    """Every few minutes: the sessions nobody wrote or read for `session_idle_minutes` end
+    (docs/episodes.md, "Working memory")."""
+    from memories.services.layers import sessions_close_idle
+
+    done = {}
+    for project in _projects(project_id):
+        closed = sessions_close_idle(project=project, actor=job("sessions"))
+        if closed:
+            done[project.slug] = [report.as_dict() for report in closed]
+    return done
 
 
 @survives_db_outage

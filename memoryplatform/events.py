@@ -11,6 +11,7 @@ before it is sent, so a client that reconnects can ask for what it missed.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ EventType = Literal[
     "decay_resumed",
     "memories_pruned",
     "memories_promoted",
+    "session_closed",
     "episode_started",
     "episode_closed",
 ]
@@ -69,6 +71,12 @@ class Event(TypedDict):
 
 # (type, data) or (type, data, scope)
 EventSpec = tuple[EventType, dict[str, Any]] | tuple[EventType, dict[str, Any], EventScope]
+
+
+def sse_frame(name: str, data: Any, event_id: int | None = None) -> str:
+    """One Server-Sent Events frame (`id:`, `event:`, `data:` as JSON)."""
+    head = f"id: {event_id}\n" if event_id else ""
+    return f"{head}event: {name}\ndata: {json.dumps(data)}\n\n"
 
 
 def project_group(project_id: int) -> str:

@@ -5,6 +5,10 @@ every `KEEPALIVE_SECONDS` so proxies keep the connection open. Each event carrie
 so a client that reconnects with `Last-Event-ID` (browsers' EventSource do it by themselves)
 first gets the buffered events it missed. Filters as query parameters: `types=a,b`,
 `user_id=`, `agent_id=`, `run_id=`.
+
+`event_stream` serves any feed of the project's events: a `Feed` says how an event is
+written (compatibility layers give their clients other names and payloads, compat/), what the
+first frame is and what follows the replay of missed events.
 """
 
 from __future__ import annotations
@@ -13,11 +17,13 @@ import asyncio
 import functools
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass
 
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.utils.module_loading import import_string
 
 from memoryplatform import metrics
 from memoryplatform.events import (
@@ -27,6 +33,7 @@ from memoryplatform.events import (
     event_json_schema,
     events_since,
     project_group,
+    sse_frame,
 )
 from memoryplatform.lib.db_threads import database_call
 from tenants import streams
@@ -42,8 +49,54 @@ def _error(status: int, code: str, message: str) -> JsonResponse:
 
 
 def _frame(event: Event) -> str:
-    head = f"id: {event['id']}\n" if event.get("id") else ""
-    return f"{head}event: {event['type']}\ndata: {json.dumps(event)}\n\n"
+    return sse_frame(event["type"], event, event.get("id"))
+
+
+def _subscribed(slug: str, subscription: Subscription) -> str | None:
+    return sse_frame("subscribed", {"project": slug, "filters": subscription.as_dict()})
+
+
+def no_greeting(slug: str, subscription: Subscription) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Feed:
+    """How a stream writes the project's events: `render` gives an event's frames (none: the
+    client does not hear of it), `greeting` the first frame, `caught_up` the frame that
+    follows the replay of what a reconnecting client missed (sent on every connect)."""
+
+    render: Callable[[Event], Iterable[str]] = lambda event: [_frame(event)]
+    greeting: Callable[[str, Subscription], str | None] = _subscribed
+    caught_up: Callable[[], str | None] = lambda: None
+
+
+PLATFORM_FEED = Feed()
+
+
+def feed_view(name: str) -> Callable[[HttpRequest], Awaitable[HttpResponse]]:
+    """An SSE endpoint writing the project's events as the feed MEMORY_EVENT_FEEDS names
+    `name` does (a compatibility layer's event names and payloads)."""
+
+    async def view(request: HttpRequest) -> HttpResponse:
+        return await event_stream(request, _feed(name))
+
+    return view
+
+
+@functools.cache
+def _feed(name: str) -> Feed:
+    """A feed of MEMORY_EVENT_FEEDS: {"render": path, "greeting": path or None,
+    "caught_up": path or None}, each the import path of a function."""
+    parts = settings.MEMORY_EVENT_FEEDS[name]
+    render = import_string(parts["render"])
+    greeting = import_string(parts["greeting"]) if parts.get("greeting") else no_greeting
+    caught_up = import_string(parts["caught_up"]) if parts.get("caught_up") else _nothing
+    return Feed(render=render, greeting=greeting, caught_up=caught_up)
+
+
+def _nothing() -> None:
+    return None
 
 
 async def _stream(
@@ -52,6 +105,7 @@ async def _stream(
     still_usable: Callable[[], bool],
     subscription: Subscription,
     resume_after: int | None,
+    feed: Feed = PLATFORM_FEED,
 ) -> AsyncIterator[str]:
     layer = get_channel_layer()
     channel = await layer.new_channel()
@@ -59,14 +113,17 @@ async def _stream(
     checked = time.monotonic()
     last_sent = 0
     try:
-        subscribed = {"project": slug, "filters": subscription.as_dict()}
-        yield f"event: subscribed\ndata: {json.dumps(subscribed)}\n\n"
+        if (greeting := feed.greeting(slug, subscription)) is not None:
+            yield greeting
         if resume_after is not None:
             project_id = int(group.removeprefix("project-"))
             for event in await database_call(events_since, project_id, resume_after):
                 last_sent = max(last_sent, event.get("id") or 0)
                 if subscription.wants(event):
-                    yield _frame(event)
+                    for text in feed.render(event):
+                        yield text
+        if (caught_up := feed.caught_up()) is not None:
+            yield caught_up
         while True:
             if time.monotonic() - checked >= settings.MEMORY_KEY_RECHECK_SECONDS:
                 if not await database_call(still_usable):
@@ -85,12 +142,18 @@ async def _stream(
                 continue
             last_sent = max(last_sent, event_id)
             if subscription.wants(event):
-                yield _frame(event)
+                for text in feed.render(event):
+                    yield text
     finally:
         await layer.group_discard(group, channel)
 
 
 async def events(request: HttpRequest) -> HttpResponse:
+    return await event_stream(request, PLATFORM_FEED)
+
+
+async def event_stream(request: HttpRequest, feed: Feed) -> HttpResponse:
+    """The caller's project's events as Server-Sent Events, written as `feed` writes them."""
     if request.method != "GET":
         return _error(405, "method_not_allowed", "Use GET.")
     credential = stream_credential(
@@ -124,6 +187,7 @@ async def events(request: HttpRequest) -> HttpResponse:
             functools.partial(credential.still_usable, api_key),
             subscription,
             resume_after,
+            feed,
         )
     )
     response = StreamingHttpResponse(

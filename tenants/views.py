@@ -9,12 +9,24 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from tenants.models import ApiKey, Project
+from tenants.namespaces import enter_namespace, namespace_for, namespaces_enabled, reading_as
 
 
 class ProjectScopedMixin:
-    """Gives views `self.project` and `self.actor`; views never read a project from input."""
+    """Gives views `self.project` and `self.actor`; views never read a project from input.
+    With agent namespaces on, the request acts as the agent it names (tenants/namespaces.py)."""
 
     request: Request
+
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        with reading_as(None):  # nothing carries over to the next request on this thread
+            return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        api_key = request.auth
+        if isinstance(api_key, ApiKey) and namespaces_enabled(api_key.project):
+            enter_namespace(namespace_for(api_key=api_key, agent=_requested_agent(request)))
 
     @property
     def project(self) -> Project:
@@ -45,3 +57,11 @@ class ProjectScopedMixin:
         serializer = serializer_class(data=data)
         serializer.is_valid(raise_exception=True)
         return dict(serializer.validated_data)
+
+
+def _requested_agent(request: Request) -> str | None:
+    """The agent a request acts as: `X-Agent-ID`, else its `agent_id` (query or JSON body)."""
+    named = request.headers.get("X-Agent-ID") or request.query_params.get("agent_id")
+    if not named and isinstance(request.data, dict):
+        named = request.data.get("agent_id")
+    return named if isinstance(named, str) else None

@@ -25,8 +25,19 @@ ALLOWED = {
     "analytics": {"tenants", "memories", "entities", "documents"},
     "mcpserver": {"tenants", "memories", "entities", "analytics", "documents"},
     "compat": {"tenants", "memories", "entities", "analytics", "documents"},
+    # the in-process library: an entry point over the compatibility layer, as REST is
+    "memory_platform": {"tenants", "memories", "entities", "analytics", "documents", "compat"},
 }
-APPS = {"tenants", "memories", "entities", "documents", "analytics", "mcpserver", "compat"}
+APPS = {
+    "tenants",
+    "memories",
+    "entities",
+    "documents",
+    "analytics",
+    "mcpserver",
+    "compat",
+    "memory_platform",
+}
 
 
 # memoryplatform's infrastructure (helpers, events, the LLM client, the database backend,

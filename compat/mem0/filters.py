@@ -11,6 +11,11 @@ and the scope fields. What differs, and is rewritten here:
 
 Everything else passes through unchanged, so the platform's translator checks it and a bad
 node is a 400 naming its path, e.g. `filters.AND[1].created_at.gte`.
+
+mem0's open-source `Memory` keeps a memory's metadata beside its text, so there a filter on
+any other field is on a metadata key (`translate_oss_filters`: `{"tag": "work"}` is
+`metadata.tag`), in either spelling: `{"tag": {"eq": "work"}}` or the portable
+`{"field": "tag", "operator": "eq", "value": "work"}`.
 """
 
 from __future__ import annotations
@@ -116,3 +121,62 @@ def all_of(*expressions: dict[str, Any] | None) -> dict[str, Any] | None:
     if not kept:
         return None
     return kept[0] if len(kept) == 1 else {"AND": kept}
+
+
+# fields of a memory in mem0's open-source shape; any other field is a metadata key
+_OSS_FIELDS = {
+    "id": "id",
+    "memory": "memory",
+    "data": "memory",
+    "text": "memory",
+    "user_id": "user_id",
+    "agent_id": "agent_id",
+    "run_id": "run_id",
+    "created_at": "created_at",
+    "updated_at": "updated_at",
+    "metadata": "metadata",
+    "categories": "tags",
+    "tags": "tags",
+    "entity": "entity",
+}
+
+
+def translate_oss_filters(filters: Any, path: str = "filters") -> dict[str, Any] | None:
+    """The platform's filter expression for a filter of mem0's open-source `Memory` (or the
+    portable `{field, operator, value}` form), None when it matches everything."""
+    if filters is None or filters == {}:
+        return None
+    if not isinstance(filters, dict):
+        raise _fail(path, "must be an object")
+    if "field" in filters or "operator" in filters:
+        field = filters.get("field")
+        return {**filters, "field": _oss_field(field)} if isinstance(field, str) else filters
+    parts = []
+    for key, value in filters.items():
+        logical, here = str(key).upper(), f"{path}.{key}"
+        if logical in ("AND", "OR"):
+            if not isinstance(value, list) or not value:
+                raise _fail(here, "must be a non-empty list of filters")
+            items = [translate_oss_filters(item, f"{here}[{i}]") for i, item in enumerate(value)]
+            if logical == "OR" and any(item is None for item in items):
+                continue  # one branch matches everything
+            kept = [item for item in items if item is not None]
+            parts.append({logical: kept} if len(kept) > 1 else (kept[0] if kept else None))
+        elif logical == "NOT":
+            negated = translate_oss_filters(
+                {"AND": value} if isinstance(value, list) else value, here
+            )
+            if negated is None:
+                raise _fail(here, "negates a condition that matches every memory")
+            parts.append({"NOT": negated})
+        elif value == WILDCARD:
+            parts.append({_oss_field(str(key)): {"ne": None}})
+        else:
+            parts.append({_oss_field(str(key)): value})
+    return all_of(*parts)
+
+
+def _oss_field(name: str) -> str:
+    if name in _OSS_FIELDS:
+        return _OSS_FIELDS[name]
+    return name if name.startswith("metadata.") else f"metadata.{name}"

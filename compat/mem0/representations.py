@@ -4,6 +4,7 @@ the platform's rows."""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Any
 
@@ -18,12 +19,18 @@ def _iso(value: datetime | None) -> str | None:
     return None if value is None else _DATETIME.to_representation(value)
 
 
+def mem0_hash(text: str) -> str:
+    """mem0's `hash`: md5 of the memory's text as stored (the platform's own duplicate key,
+    `content_hash`, is a sha256 of the text with case and white space folded)."""
+    return hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()
+
+
 def memory_body(memory: Memory, *, score: float | None = None) -> dict[str, Any]:
     metadata = memory.metadata if isinstance(memory.metadata, dict) else {}
     body: dict[str, Any] = {
         "id": str(memory.pk),
         "memory": memory.content,
-        "hash": memory.content_hash,
+        "hash": mem0_hash(memory.content),
         "metadata": metadata,
         "categories": [str(tag) for tag in memory.tags],
         "user_id": memory.user_id,
@@ -76,6 +83,7 @@ def history_body(entry: MemoryHistory) -> dict[str, Any]:
         "run_id": entry.run_id,
         "actor": entry.actor,
         "is_deleted": entry.event == "DELETE",
+        "timestamp": _iso(entry.created_at),
         "created_at": _iso(entry.created_at),
         "updated_at": _iso(entry.created_at),
     }

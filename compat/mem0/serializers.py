@@ -163,3 +163,54 @@ class ExportCreateSerializer(ScopeSerializer):
 class ExportGetSerializer(ScopeSerializer):
     memory_export_id = OptionalText(max_length=20_000)
     filters = FilterExpressionField(required=False, allow_null=True)
+
+
+# --- mem0's open-source `Memory` (compat/mem0/oss.py): in-process, /v1/ wrapper, server ---
+MAX_LIST = 1000  # memories one get_all may return (mem0's server lists at most 1,000)
+
+
+def _limit(data: dict[str, Any], maximum: int) -> dict[str, Any]:
+    """`limit` (the specification's name) or `top_k` (mem0's), 100 by default."""
+    top_k = data.pop("top_k", None)
+    field = "limit" if data.get("limit") else "top_k"
+    limit = data.get("limit") or top_k or min(100, settings.MEMORY_MAX_PAGE_SIZE)
+    if limit > maximum:
+        raise serializers.ValidationError({field: [f"at most {maximum}"]})
+    data["limit"] = limit
+    return data
+
+
+class OssScopeSerializer(serializers.Serializer):
+    user_id = OptionalText(max_length=255)
+    agent_id = OptionalText(max_length=255)
+    run_id = OptionalText(max_length=255)
+
+
+class OssAddSerializer(OssScopeSerializer):
+    messages = serializers.JSONField(help_text="a string, a message, or a list of messages")
+    metadata = serializers.DictField(required=False, allow_null=True)
+    infer = StrictBooleanField(required=False, allow_null=True, default=True)
+    prompt = OptionalText(max_length=MAX_INSTRUCTIONS, help_text="replaces the extraction prompt")
+    filters = FilterExpressionField(required=False, allow_null=True)  # accepted, not used
+
+
+class OssListSerializer(OssScopeSerializer):
+    filters = FilterExpressionField(required=False, allow_null=True)
+    limit = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    top_k = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        return _limit(attrs, MAX_LIST)
+
+
+class OssSearchSerializer(OssListSerializer):
+    query = StrictCharField(max_length=2000)
+    threshold = StrictFloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        return _limit(attrs, settings.MEMORY_MAX_PAGE_SIZE)
+
+
+class OssUpdateSerializer(serializers.Serializer):
+    text = StrictCharField(required=False, allow_null=True, trim_whitespace=False)
+    metadata = serializers.DictField(required=False, allow_null=True)

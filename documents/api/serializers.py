@@ -69,6 +69,13 @@ def _decoded(value: str) -> bytes:
         raise serializers.ValidationError({"content_base64": ["not valid base64"]}) from exc
 
 
+class DocumentRechunkSerializer(serializers.Serializer):
+    chunk_size = serializers.IntegerField(
+        required=False, min_value=100, max_value=100_000, help_text="default: as it was cut"
+    )
+    chunk_overlap = serializers.IntegerField(required=False, min_value=0, max_value=100_000)
+
+
 class DocumentListSerializer(serializers.Serializer):
     user_id = StrictCharField(required=False)
     agent_id = StrictCharField(required=False)
@@ -86,6 +93,13 @@ class DocumentListSerializer(serializers.Serializer):
 class DocumentProgressSerializer(serializers.Serializer):
     chunks_embedded = serializers.IntegerField()
     chunks_total = serializers.IntegerField()
+
+
+class DocumentOriginalSerializer(serializers.Serializer):
+    filename = serializers.CharField()
+    size_bytes = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    download_url = serializers.CharField()
 
 
 class DocumentSerializer(serializers.Serializer):
@@ -107,6 +121,11 @@ class DocumentSerializer(serializers.Serializer):
     progress = DocumentProgressSerializer()
     created_at = serializers.DateTimeField()
     indexed_at = serializers.DateTimeField(allow_null=True)
+    chunk_size = serializers.IntegerField(allow_null=True)
+    chunk_overlap = serializers.IntegerField(allow_null=True)
+    original = DocumentOriginalSerializer(
+        allow_null=True, required=False, help_text="on a single read: the uploaded bytes"
+    )
 
 
 class DocumentCreatedSerializer(DocumentSerializer):
@@ -125,6 +144,7 @@ class DocumentChunkSerializer(serializers.Serializer):
     heading_path = serializers.ListField(child=serializers.CharField())
     content = serializers.CharField()
     token_count = serializers.IntegerField()
+    summary = serializers.CharField()
 
 
 class DocumentDeletedSerializer(serializers.Serializer):

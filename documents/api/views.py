@@ -1,11 +1,15 @@
-"""Documents over REST: upload (multipart or JSON), list, read, chunks, delete."""
+"""Documents over REST: upload (multipart or JSON), list, read, chunks, the original bytes,
+re-chunking, delete."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema
+from django.http import HttpResponse
+from django.utils.http import content_disposition_header
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
@@ -17,18 +21,22 @@ from documents.api.serializers import (
     DocumentCreatedSerializer,
     DocumentDeletedSerializer,
     DocumentListSerializer,
+    DocumentRechunkSerializer,
     DocumentSerializer,
     DocumentUploadSerializer,
 )
+from documents.extraction import SUPPORTED
+from documents.models import DocumentOriginal
 from documents.refs import citing_memories
-from documents.representations import chunk_body, document_body
+from documents.representations import chunk_body, document_body, original_body
 from documents.selectors.documents import (
     DocumentFilters,
     document_chunks,
     document_get,
     document_list,
 )
-from documents.services import Upload, document_create, document_delete
+from documents.services import Upload, document_create, document_delete, document_rechunk
+from documents.services.originals import original_chunks, original_get
 from memoryplatform.lib.schema import error_response, page_of, path_ids
 from tenants.views import ProjectScopedMixin
 
@@ -63,7 +71,7 @@ class DocumentCollectionView(ProjectScopedMixin, APIView):
     def post(self, request: Request) -> Response:
         data = self.validated(DocumentUploadSerializer, request.data)
         added = document_create(project=self.project, upload=upload_from(data))
-        body = {**document_body(added.document), "created": added.created}
+        body = {**_detail(self.project, added.document), "created": added.created}
         return Response(body, status=status.HTTP_201_CREATED if added.created else 200)
 
     @extend_schema(
@@ -97,7 +105,7 @@ class DocumentDetailView(ProjectScopedMixin, APIView):
     def get(self, request: Request, pk: str) -> Response:
         document = document_get(project=self.project, document_id=pk)
         refs = citing_memories(project=self.project, document=document)
-        return Response({**document_body(document), "memory_refs": refs})
+        return Response({**_detail(self.project, document), "memory_refs": refs})
 
     @extend_schema(responses={200: DocumentDeletedSerializer})
     def delete(self, request: Request, pk: str) -> Response:
@@ -124,3 +132,54 @@ class DocumentChunksView(ProjectScopedMixin, APIView):
                 "offset": data["offset"],
             }
         )
+
+
+def _detail(project: Any, document: Any) -> dict[str, Any]:
+    """A document as its single read shows it: with where to download its original."""
+    original = (
+        DocumentOriginal.objects.filter(project=project, document=document).defer("data").first()
+    )
+    return {**document_body(document), "original": original_body(document, original)}
+
+
+@path_ids(id="uuid")
+class DocumentOriginalView(ProjectScopedMixin, APIView):
+    @extend_schema(
+        responses={
+            (200, media_type): OpenApiResponse(
+                OpenApiTypes.BINARY, description="The bytes uploaded, with their media type."
+            )
+            for media_type in SUPPORTED
+        },
+        description="Download the document as it was uploaded, byte for byte (`ETag` is its "
+        "SHA-256). 404 for a document stored before originals were kept.",
+    )
+    def get(self, request: Request, pk: str) -> HttpResponse:
+        document = document_get(project=self.project, document_id=pk)
+        original = original_get(project=self.project, document=document)
+        response = HttpResponse(
+            b"".join(original_chunks(original)), content_type=document.mime_type
+        )
+        filename = original.filename or document.title or str(document.pk)
+        response["Content-Disposition"] = content_disposition_header(True, filename)
+        response["ETag"] = f'"{original.sha256}"'
+        return response
+
+
+@path_ids(id="uuid")
+class DocumentRechunkView(ProjectScopedMixin, APIView):
+    @extend_schema(
+        request=DocumentRechunkSerializer,
+        responses={200: DocumentSerializer, 409: error_response("The original was not kept.")},
+        description="Cut the document again from its original with other chunk settings; "
+        "its chunks are embedded, linked and summarised again, citations follow their passage.",
+    )
+    def post(self, request: Request, pk: str) -> Response:
+        data = self.validated(DocumentRechunkSerializer, request.data)
+        document = document_rechunk(
+            project=self.project,
+            document_id=pk,
+            chunk_size=data.get("chunk_size"),
+            chunk_overlap=data.get("chunk_overlap"),
+        )
+        return Response(_detail(self.project, document))

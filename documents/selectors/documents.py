@@ -37,10 +37,13 @@ class DocumentPage:
     offset: int
 
 
-def document_get(*, project: Project, document_id: UUID | str) -> Document:
+def document_get(
+    *, project: Project, document_id: UUID | str, for_update: bool = False
+) -> Document:
     """One of the project's documents; another project's is NotFound, as a missing one."""
     pk = parse_uuid(document_id, what="document")
-    document = Document.objects.filter(project=project, pk=pk).first()
+    documents = Document.objects.filter(project=project, pk=pk)
+    document = (documents.select_for_update() if for_update else documents).first()
     if document is None:
         raise NotFound("document not found")
     return document

@@ -6,29 +6,44 @@ agent_id, run_id as given, and the created_after/before dates of the document; f
 only memories have, such as memory types or tags, do not narrow documents) are ranked like
 memories: keyword matches (any query term, the GIN index on the chunk's tsvector, ranked by
 `ts_rank_cd`), nearest vectors (HNSW, cosine, the same similarity floor), and in hybrid mode
-both fused by the memory search's own fusion (`memories.selectors.search.hybrid.fuse`). A
-chunk not embedded yet is found by its keywords. `graph` mode searches chunks as hybrid.
-The page's hits get a highlighted snippet (`ts_headline`) when rendered.
+both fused by the memory search's own fusion (`memories.selectors.search.hybrid.fuse`), then
+raised by the graph as memories are: a chunk that mentions an entity the question names (or
+a neighbour of one) gains up to `graph_weight`. `graph` mode finds the chunks that mention
+the question's entities and their neighbours through the graph alone. A chunk not embedded
+yet is found by its keywords. The page's hits get a highlighted snippet (`ts_headline`) and
+the entities that tied them to the question when rendered.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from typing import Any
 
 from django.db.models import BooleanField, FloatField, QuerySet
 from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
 
-from documents.models import DocumentChunk
+from documents.models import ChunkEntity, DocumentChunk
 from documents.representations import chunk_hit_body
+from entities.models import Entity
+from entities.selectors.search import (
+    BOOST_WEIGHT,
+    DEFAULT_DEPTH,
+    entities_in_text,
+    entity_scores,
+    graph_boost_scores,
+    query_scope,
+)
+from entities.selectors.traversal import MAX_DEPTH
 from memories.models import TEXT_SEARCH_CONFIG
 from memories.selectors.search.hybrid import fuse
 from memories.selectors.search.keyword import query_lexemes
 from memories.selectors.search.semantic import min_similarity_of, query_vector
 from memories.selectors.search.sources import SourceHit
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
-from memoryplatform.lib.errors import ProviderError
+from memories.services.content import check_unit_interval
+from memoryplatform.lib.errors import InvalidInput, ProviderError
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -60,6 +75,28 @@ def chunk_queryset(*, project: Project, query: SearchQuery) -> QuerySet[Document
 def chunk_source(*, project: Project, query: SearchQuery, limit: int) -> list[SourceHit]:
     """The `documents` source: the best `limit` chunks for the query."""
     chunks = chunk_queryset(project=project, query=query)
+    if query.mode == "graph":
+        hits = _graph_ranked(chunks, query, project, limit)
+    else:
+        hits = _text_ranked(chunks, query, project, limit)
+    hits.sort(key=lambda hit: (-hit.score, hit.memory.pk))
+    return [
+        SourceHit(
+            SOURCE,
+            hit.memory.pk,
+            hit.score,
+            hit.memory.token_count,
+            hit.memory,
+            hit.parts,
+            summary_tokens=hit.memory.summary_tokens if hit.memory.summary else 0,
+        )
+        for hit in hits[:limit]
+    ]
+
+
+def _text_ranked(
+    chunks: QuerySet[DocumentChunk], query: SearchQuery, project: Project, limit: int
+) -> list[SearchHit]:
     keyword: Ranked = []
     semantic: Ranked = []
     if query.mode != "semantic":
@@ -68,16 +105,74 @@ def chunk_source(*, project: Project, query: SearchQuery, limit: int) -> list[So
         semantic = _semantic_side(chunks, query, project, limit)
     if query.mode == "keyword":
         top = max((rank for _, rank in keyword), default=0.0) or 1.0
-        hits = [SearchHit(c, rank / top, {"keyword": rank / top}) for c, rank in keyword]
-    elif query.mode == "semantic":
-        hits = [SearchHit(c, max(sim, 0.0), {"semantic": sim}) for c, sim in semantic]
-    else:
-        hits = fuse(keyword, semantic, query.options)
-    hits.sort(key=lambda hit: (-hit.score, hit.memory.pk))
-    return [
-        SourceHit(SOURCE, hit.memory.pk, hit.score, hit.memory.token_count, hit.memory, hit.parts)
-        for hit in hits[:limit]
-    ]
+        return [SearchHit(c, rank / top, {"keyword": rank / top}) for c, rank in keyword]
+    if query.mode == "semantic":
+        return [SearchHit(c, max(sim, 0.0), {"semantic": sim}) for c, sim in semantic]
+    hits = fuse(keyword, semantic, query.options)
+    if query.options.get("boosts", True):
+        _graph_boost(project, query, hits)
+    return hits
+
+
+def _graph_boost(project: Project, query: SearchQuery, hits: list[SearchHit]) -> None:
+    """Hybrid: the memories' graph boost, for chunks (entities.selectors.search.graph_boost):
+    up to `graph_weight` for a chunk mentioning what the question names or a neighbour of it,
+    each entity weighted by its specificity."""
+    if not hits:
+        return
+    scores = graph_boost_scores(project=project, query=query)
+    if not scores:
+        return
+    weight = check_unit_interval("graph_weight", query.options.get("graph_weight", BOOST_WEIGHT))
+    ranked = chunk_graph_scores(project, scores, [hit.memory.pk for hit in hits])
+    for hit in hits:
+        score, via = ranked.get(hit.memory.pk, (0.0, []))
+        if score > 0:
+            hit.score += weight * score
+            hit.parts["graph"] = weight * score
+            hit.memory.graph_entities = via
+
+
+def _graph_ranked(
+    chunks: QuerySet[DocumentChunk], query: SearchQuery, project: Project, limit: int
+) -> list[SearchHit]:
+    """`graph` mode: the chunks mentioning the question's entities or their neighbours,
+    ranked as graph search ranks memories (noisy-OR of entity score × mention relevance)."""
+    scope = query_scope(query)
+    seeds = entities_in_text(project=project, text=query.text, scope=scope)
+    if not seeds:
+        return []
+    depth = query.options.get("depth", DEFAULT_DEPTH)
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:
+        raise InvalidInput("depth must be an integer 0-5", fields={"depth": ["integer 0-5"]})
+    scores = entity_scores(project=project, seeds=seeds, depth=depth, scope=scope)
+    ranked = chunk_graph_scores(project, scores, chunks.values("pk"))
+    best = sorted(ranked.items(), key=lambda item: (-item[1][0], item[0]))[:limit]
+    rows = chunks.only("pk", "token_count", "summary", "summary_tokens").in_bulk(
+        [pk for pk, _ in best]
+    )
+    hits = []
+    for pk, (score, via) in best:
+        if pk in rows:
+            rows[pk].graph_entities = via
+            hits.append(SearchHit(rows[pk], score, {"graph": score, "entities": float(len(via))}))
+    return hits
+
+
+def chunk_graph_scores(
+    project: Project, scores: dict[int, float], chunk_ids: Any
+) -> dict[int, tuple[float, list[int]]]:
+    """{chunk id: (noisy-OR of entity score × mention relevance, the entities)} for the
+    chunks among `chunk_ids` (ids, or a queryset of `pk` values) that mention an entity of
+    `scores`."""
+    links = ChunkEntity.objects.filter(project=project, entity_id__in=list(scores))
+    links = links.filter(chunk_id__in=chunk_ids)
+    misses: dict[int, float] = defaultdict(lambda: 1.0)
+    via: dict[int, list[int]] = defaultdict(list)
+    for chunk_id, entity_id, relevance in links.values_list("chunk_id", "entity_id", "relevance"):
+        misses[chunk_id] *= 1.0 - min(1.0, scores[entity_id] * relevance)
+        via[chunk_id].append(entity_id)
+    return {pk: (1.0 - miss, via[pk]) for pk, miss in misses.items()}
 
 
 def _tsquery(count: int) -> str:
@@ -99,7 +194,7 @@ def _keyword_ranked(
             rank=RawSQL(f"ts_rank_cd({column}, {tsquery}, 1)", lexemes, output_field=FloatField()),
         )
         .filter(matched=True)
-        .only("pk", "token_count")
+        .only("pk", "token_count", "summary", "summary_tokens")
         .order_by("-rank", "pk")[:limit]
     )
     return [(row, float(row.rank)) for row in rows]  # type: ignore[attr-defined]
@@ -119,7 +214,7 @@ def _semantic_side(
     rows = (
         chunks.filter(embedding__isnull=False)
         .annotate(distance=CosineDistance("embedding", vector))
-        .only("pk", "token_count")
+        .only("pk", "token_count", "summary", "summary_tokens")
         .order_by("distance")[:limit]
     )
     ranked = [(row, 1.0 - float(row.distance)) for row in rows]  # type: ignore[attr-defined]
@@ -136,15 +231,27 @@ def render(*, project: Project, query: SearchQuery, hits: list[SourceHit]) -> li
         params = [TEXT_SEARCH_CONFIG, *lexemes, HEADLINE_OPTIONS]
         chunks = chunks.annotate(snippet=RawSQL(headline, params))
     by_id = {chunk.pk: chunk for chunk in chunks}
+    via = {hit.key: getattr(hit.item, "graph_entities", []) for hit in hits}
+    named = _entities(project, [pk for ids in via.values() for pk in ids])
     return [
         chunk_hit_body(
             by_id.get(hit.key, hit.item),
             score=hit.score,
             parts=hit.parts,
             snippet=getattr(by_id.get(hit.key), "snippet", None),
+            entities=[named[pk] for pk in via[hit.key] if pk in named],
+            summarized=hit.summarized,
         )
         for hit in hits
     ]
+
+
+def _entities(project: Project, ids: list[int]) -> dict[int, dict[str, Any]]:
+    rows = Entity.objects.filter(project=project, pk__in=set(ids))
+    return {
+        pk: {"id": pk, "name": name, "entity_type": kind}
+        for pk, name, kind in rows.values_list("pk", "name", "entity_type")
+    }
 
 
 chunk_source.source_name = SOURCE  # type: ignore[attr-defined]

@@ -223,7 +223,9 @@ class EntityGraphQuerySerializer(ScopeSerializer, TraversalQuerySerializer):
     memories_per_node = serializers.IntegerField(min_value=0, max_value=50, default=5)
 
 
-class MemoryTraverseQuerySerializer(TraversalQuerySerializer):
+class MemoryTraverseQuerySerializer(ScopeSerializer, TraversalQuerySerializer):
+    """`user_id` / `agent_id` / `run_id`: the walk starts in that scope and stays inside it."""
+
     depth = serializers.IntegerField(min_value=0, max_value=5, default=2)
     link_type = CommaListField(child=StrictCharField(), required=False, default=list)
     strategy = serializers.ChoiceField(choices=["bfs", "dfs"], default="bfs")
@@ -238,9 +240,37 @@ class MemoryTraverseQuerySerializer(TraversalQuerySerializer):
 class ExportQuerySerializer(serializers.Serializer):
     as_of = serializers.DateTimeField(required=False, allow_null=True, default=None)
     include_closed = serializers.BooleanField(required=False, default=False)
+    node_types = CommaListField(
+        child=StrictCharField(),
+        required=False,
+        default=list,
+        help_text="kinds of node to export (entity, memory, episode, document, chunk, or all); "
+        "given, the export is of typed nodes keyed `<type>:<id>`",
+    )
+    edge_types = CommaListField(child=StrictCharField(), required=False, default=list)
+    max_nodes = serializers.IntegerField(min_value=1, max_value=100_000, default=100_000)
 
 
-class AnalysisQuerySerializer(serializers.Serializer):
+class CrossGraphQuerySerializer(ScopeSerializer, TraversalQuerySerializer):
+    node = StrictCharField(help_text="the center: `<type>:<id>`, e.g. `document:5b1c…`")
+    node_types = CommaListField(
+        child=StrictCharField(),
+        required=False,
+        default=list,
+        help_text="kinds walked and shown: entity, memory, episode, document, chunk (all)",
+    )
+    edge_types = CommaListField(
+        child=StrictCharField(),
+        required=False,
+        default=list,
+        help_text="relation, about, link, contains, mentions, cites (all)",
+    )
+    as_of = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class AnalysisQuerySerializer(ScopeSerializer):
+    """`user_id` / `agent_id` / `run_id`: that scope's graph and memory links only."""
+
     top = serializers.IntegerField(min_value=1, max_value=100, default=10)
 
 

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from entities.api.views import (
+    CrossGraphView,
     EntityViewSet,
     GraphAnalysisView,
     GraphBulkView,
@@ -44,6 +45,7 @@ urlpatterns = [
     path("tags/<path:name>/", TagDetailView.as_view(), name="tag-detail"),
     path("graph/bulk/", GraphBulkView.as_view(), name="graph-bulk"),
     path("graph/analysis/", GraphAnalysisView.as_view(), name="graph-analysis"),
+    path("graph/subgraph/", CrossGraphView.as_view(), name="graph-subgraph"),
     path("graph/export/", GraphExportView.as_view(), name="graph-export"),
     # a path, not ?format=, which DRF reserves for choosing a renderer
     path(

@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from entities.api.serializers import (
     AnalysisQuerySerializer,
+    CrossGraphQuerySerializer,
     EntityCreatedSerializer,
     EntityDeleteQuerySerializer,
     EntityDetailSerializer,
@@ -41,8 +42,20 @@ from entities.api.serializers import (
     read_scope,
     write_scope,
 )
-from entities.representations import memory_graph_body, subgraph_body, tag_body
-from entities.selectors.analytics import graph_analysis, graph_export, graph_export_graphml
+from entities.representations import (
+    cross_export_body,
+    cross_graph_body,
+    memory_graph_body,
+    subgraph_body,
+    tag_body,
+)
+from entities.scope import GRAPH_SCOPE_FIELDS
+from entities.selectors.analytics import (
+    graph_analysis,
+    graph_export,
+    graph_export_graphml,
+    graph_export_kinds_graphml,
+)
 from entities.selectors.entities import (
     entity_get,
     entity_list,
@@ -52,6 +65,7 @@ from entities.selectors.entities import (
     relation_get,
     relation_list,
 )
+from entities.selectors.graph import Walk, graph_export_kinds, graph_subgraph, parse_node
 from entities.selectors.tags import tag_get, tag_list
 from entities.selectors.traversal import (
     RelationFilter,
@@ -313,7 +327,8 @@ class GraphAnalysisView(ProjectScopedMixin, APIView):
     @extend_schema(parameters=[AnalysisQuerySerializer], responses={200: dict})
     def get(self, request: Request) -> Response:
         query = self.validated(AnalysisQuerySerializer, request.query_params)
-        return Response(graph_analysis(project=self.project, top=query["top"]))
+        scope = read_scope(query)
+        return Response(graph_analysis(project=self.project, top=query["top"], scope=scope))
 
 
 class GraphExportView(ProjectScopedMixin, APIView):
@@ -325,6 +340,8 @@ class GraphExportView(ProjectScopedMixin, APIView):
     )
     def get(self, request: Request) -> Response | HttpResponse:
         query = self.validated(ExportQuerySerializer, request.query_params)
+        if query["node_types"]:
+            return self._typed(query)
         options = {"as_of": query["as_of"], "include_closed": query["include_closed"]}
         if self.graphml:
             xml = graph_export_graphml(project=self.project, **options)
@@ -332,6 +349,44 @@ class GraphExportView(ProjectScopedMixin, APIView):
             response["Content-Disposition"] = f'attachment; filename="{self.project.slug}.graphml"'
             return response
         return Response(graph_export(project=self.project, **options))
+
+    def _typed(self, query: dict[str, Any]) -> Response | HttpResponse:
+        """The graph across kinds: nodes of `node_types` and the edges among them."""
+        kinds = [] if query["node_types"] == ["all"] else query["node_types"]
+        walk = Walk(
+            node_types=tuple(kinds), edge_types=tuple(query["edge_types"]), as_of=query["as_of"]
+        )
+        export = graph_export_kinds(project=self.project, walk=walk, max_nodes=query["max_nodes"])
+        if self.graphml:
+            xml = graph_export_kinds_graphml(project=self.project, export=export)
+            response = HttpResponse(xml, content_type="application/graphml+xml")
+            response["Content-Disposition"] = f'attachment; filename="{self.project.slug}.graphml"'
+            return response
+        return Response(cross_export_body(self.project, export))
+
+
+class CrossGraphView(ProjectScopedMixin, APIView):
+    """The one graph across kinds around any node: entities, memories, episodes, documents
+    and their chunks, with the edges between them (docs/graph.md, "One graph across kinds")."""
+
+    @extend_schema(parameters=[CrossGraphQuerySerializer], responses={200: dict})
+    def get(self, request: Request) -> Response:
+        query = self.validated(CrossGraphQuerySerializer, request.query_params)
+        walk = Walk(
+            node_types=tuple(query["node_types"]),
+            edge_types=tuple(query["edge_types"]),
+            direction=query["direction"],
+            scope=read_scope(query),
+            as_of=query["as_of"],
+        )
+        graph = graph_subgraph(
+            project=self.project,
+            node=parse_node(query["node"]),
+            depth=query["depth"],
+            walk=walk,
+            max_nodes=query["max_nodes"],
+        )
+        return Response(cross_graph_body(graph))
 
 
 @path_ids(memory_pk="uuid")
@@ -354,6 +409,7 @@ class MemoryGraphViewSet(ProjectScopedMixin, viewsets.ViewSet):
             memory_types=query["memory_type"] or None,
             tags=query["tags"] or None,
             include_parent_links=query["include_parent_links"],
+            **_walk_scope(query),
         )
         return Response(memory_graph_body(graph))
 
@@ -365,6 +421,7 @@ class MemoryGraphViewSet(ProjectScopedMixin, viewsets.ViewSet):
             memory_id=memory_pk,
             depth=query["depth"],
             max_nodes=query["max_nodes"],
+            **_walk_scope(query),
         )
         return Response(memory_graph_body(graph))
 
@@ -372,6 +429,10 @@ class MemoryGraphViewSet(ProjectScopedMixin, viewsets.ViewSet):
     def entities(self, request: Request, memory_pk: str) -> Response:
         entities = memory_entities(project=self.project, memory_id=memory_pk)
         return Response(EntitySerializer(entities, many=True).data)
+
+
+def _walk_scope(query: dict[str, Any]) -> dict[str, str | None]:
+    return {name: query.get(name) or None for name in GRAPH_SCOPE_FIELDS}
 
 
 class TagListView(ProjectScopedMixin, APIView):

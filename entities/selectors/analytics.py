@@ -1,7 +1,9 @@
 """Graph analytics computed on demand (nothing persisted), and export as JSON or GraphML.
 
 The graph and decay plan's `memory_graph_analysis`: in/out degree and top connectors, for the
-entity graph and for the memory-to-memory link graph; plus type distributions."""
+entity graph and for the memory-to-memory link graph; plus type distributions. Given a scope
+(the plan's `user_context`), the entity graph is what that scope sees (its own and the
+project-wide graph) and the memory links are those between that scope's memories."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from django.db.models import Avg, Count, Q
 from django.utils import timezone
 
 from entities.models import Entity, EntityMemory, Relation
+from entities.scope import GRAPH_SCOPE_FIELDS, GraphScope
+from entities.selectors.graph import CrossExport
 from memories.models import Memory, MemoryLink
 from tenants.models import Project
 
@@ -40,16 +44,22 @@ def _top_connectors(table: str, source: str, target: str, where: str, params: li
         return cursor.fetchall()
 
 
-def graph_analysis(*, project: Project, top: int = 10) -> dict[str, Any]:
+def graph_analysis(
+    *, project: Project, top: int = 10, scope: GraphScope | None = None
+) -> dict[str, Any]:
     """Counts, degree statistics, top connectors and type distributions of the project's graph
-    (relations valid now) and of its memory links (between live memories)."""
+    (relations valid now) and of its memory links (between live memories); of one scope's
+    when `scope` is given."""
     now = timezone.now()
-    relations = Relation.objects.filter(project=project).filter(_valid_at(now))
-    entities = Entity.objects.filter(project=project)
+    visible = scope.visible_q() if scope is not None else Q()
+    relations = Relation.objects.filter(project=project).filter(_valid_at(now)).filter(visible)
+    entities = Entity.objects.filter(project=project).filter(visible)
     where = "project_id = %s AND valid_from <= %s AND (valid_to IS NULL OR valid_to > %s)"
-    rows = _top_connectors(
-        Relation._meta.db_table, "source_id", "target_id", where, [project.pk, now, now], top
-    )
+    params: list[Any] = [project.pk, now, now]
+    if scope is not None:
+        condition, named = scope.visible_sql(Relation._meta.db_table)
+        where += " AND " + _positional(condition, named, params)
+    rows = _top_connectors(Relation._meta.db_table, "source_id", "target_id", where, params, top)
     names = dict(entities.filter(pk__in=[r[0] for r in rows]).values_list("pk", "name"))
     entity_count = entities.count()
     relation_count = relations.count()
@@ -63,14 +73,16 @@ def graph_analysis(*, project: Project, top: int = 10) -> dict[str, Any]:
             "count": entity_count,
             "by_type": _distribution(entities, "entity_type"),
             "isolated": entity_count - connected,
-            "with_memories": EntityMemory.objects.filter(project=project)
+            "with_memories": EntityMemory.objects.filter(project=project, entity__in=entities)
             .values("entity_id")
             .distinct()
             .count(),
         },
         "relations": {
             "count": relation_count,
-            "closed": Relation.objects.filter(project=project).exclude(_valid_at(now)).count(),
+            "closed": Relation.objects.filter(visible, project=project)
+            .exclude(_valid_at(now))
+            .count(),
             "by_type": _distribution(relations, "relation_type"),
             "average_strength": _round(relations.aggregate(v=Avg("strength"))["v"]),
             "average_confidence": _round(relations.aggregate(v=Avg("confidence"))["v"]),
@@ -86,25 +98,32 @@ def graph_analysis(*, project: Project, top: int = 10) -> dict[str, Any]:
             }
             for node, out_degree, in_degree in rows
         ],
-        "memory_links": _memory_link_analysis(project, top),
+        "memory_links": _memory_link_analysis(project, top, scope),
     }
 
 
-def _memory_link_analysis(project: Project, top: int) -> dict[str, Any]:
-    links = MemoryLink.objects.filter(
-        project=project, from_memory__deleted_at__isnull=True, to_memory__deleted_at__isnull=True
-    )
-    where = (
-        "project_id = %s AND from_memory_id IN (SELECT id FROM memories_memory "
-        "WHERE project_id = %s AND deleted_at IS NULL) AND to_memory_id IN (SELECT id FROM "
-        "memories_memory WHERE project_id = %s AND deleted_at IS NULL)"
-    )
+def _positional(condition: str, named: dict[str, Any], params: list[Any]) -> str:
+    """`condition`'s named parameters (`%(name)s`) as positional ones appended to `params`."""
+    for name, value in named.items():
+        condition = condition.replace(f"%({name})s", "%s")
+        params.append(value)
+    return condition
+
+
+def _memory_link_analysis(project: Project, top: int, scope: GraphScope | None) -> dict[str, Any]:
+    """The links between live memories (of `scope`: every field it gives must match), within
+    the caller's agent namespace."""
+    given = {n: v for n in GRAPH_SCOPE_FIELDS if scope is not None and (v := getattr(scope, n))}
+    live = Memory.objects.for_project(project).alive().filter(**given)
+    links = MemoryLink.objects.filter(project=project, from_memory__in=live, to_memory__in=live)
+    live_sql, live_params = live.values("id").query.sql_with_params()
+    where = f"project_id = %s AND from_memory_id IN ({live_sql}) AND to_memory_id IN ({live_sql})"
     rows = _top_connectors(
         MemoryLink._meta.db_table,
         "from_memory_id",
         "to_memory_id",
         where,
-        [project.pk] * 3,
+        [project.pk, *live_params, *live_params],
         top,
     )
     contents = dict(
@@ -220,3 +239,34 @@ def _data(element: ET.Element, values: dict[str, Any], keys: tuple[str, ...]) ->
     for key in keys:
         if values.get(key) not in (None, ""):
             ET.SubElement(element, "data", key=key).text = str(values[key])
+
+
+def graph_export_kinds_graphml(*, project: Project, export: CrossExport) -> str:
+    """The typed export (nodes of several kinds) as GraphML: node ids are `<type>:<id>`, and
+    every node and edge carries its `type`."""
+    root = ET.Element("graphml", xmlns=GRAPHML_NS)
+    for scope, keys in (("node", _TYPED_NODE_KEYS), ("edge", _TYPED_EDGE_KEYS)):
+        for key in keys:
+            kind = "double" if key == "weight" else "string"
+            ET.SubElement(
+                root, "key", id=key, attrib={"for": scope, "attr.name": key, "attr.type": kind}
+            )
+    graph = ET.SubElement(root, "graph", id=project.slug, edgedefault="directed")
+    for node in export.nodes:
+        element = ET.SubElement(graph, "node", id=node.key)
+        _data(
+            element,
+            {"type": node.kind, "label": node.label, "subtype": node.subtype},
+            _TYPED_NODE_KEYS,
+        )
+    for index, edge in enumerate(export.edges):
+        element = ET.SubElement(
+            graph, "edge", id=f"x{index}", source=edge.source, target=edge.target
+        )
+        values = {"type": edge.kind, "label": edge.label, "weight": edge.weight}
+        _data(element, values, _TYPED_EDGE_KEYS)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+_TYPED_NODE_KEYS = ("type", "label", "subtype")
+_TYPED_EDGE_KEYS = ("type", "label", "weight")

@@ -286,8 +286,19 @@ class _Plan:
     proposed_retractions: list[tuple[str, str, str]] = field(default_factory=list)
 
 
-def _plan(project: Project, extraction: Extraction, memory: Memory | None) -> _Plan:
-    scope = memory_graph_scope(project, memory) if memory is not None else GraphScope()
+def _plan(
+    project: Project,
+    extraction: Extraction,
+    memory: Memory | None,
+    *,
+    owner: Any = None,
+    origin: dict[str, Any] | None = None,
+    context: str = "",
+) -> _Plan:
+    """`owner` (a memory by default) decides whose graph it builds; `origin` and `context`
+    describe a text that is not a memory in the relations it states."""
+    owner = memory if owner is None else owner
+    scope = memory_graph_scope(project, owner) if owner is not None else GraphScope()
     plan = _Plan(memory=memory, extractor=extraction.extractor, scope=scope)
     specs = [
         EntitySpec(e.name, e.entity_type, e.description, scope=scope) for e in extraction.entities
@@ -302,6 +313,8 @@ def _plan(project: Project, extraction: Extraction, memory: Memory | None) -> _P
     plan.specs = [spec.cleaned(project=project) for spec in specs]
     for relation in extraction.relations:
         spec = _extracted_spec(relation.relation_type, extraction.extractor, memory)
+        if origin is not None:
+            spec.context, spec.metadata = context[:CONTEXT_CHARS], dict(origin)
         source, target = relation.source.casefold(), relation.target.casefold()
         if relation.retracted and extraction.extractor == "llm":
             # a model's word never closes a relation: the memories go to review instead
@@ -316,6 +329,61 @@ def _plan(project: Project, extraction: Extraction, memory: Memory | None) -> _P
         except InvalidInput as exc:  # an LLM's odd relation name skips that relation only
             logger.info("skipped extracted relation %s: %s", relation, exc.message)
     return plan
+
+
+@dataclass(frozen=True)
+class TextSource:
+    """A text that is not a memory (a document's chunk) whose entities join the graph:
+    `owner` has the scope fields that choose the graph (as a memory's would), `origin` is
+    recorded in the metadata of the relations it states."""
+
+    text: str
+    owner: Any
+    origin: dict[str, Any] = field(default_factory=dict)
+
+
+def graph_from_texts(*, project: Project, sources: list[TextSource]) -> list[list[Entity]]:
+    """Extract each text (the LLM's extractor when configured, else the offline one), merge
+    its entities and relations into the graph as a memory's are, and return each text's
+    entities in order. One text's failing extraction costs that text its entities only."""
+    plans: list[_Plan | None] = []
+    for source in sources:
+        try:
+            extraction = extract(source.text)
+            plans.append(
+                _plan(
+                    project,
+                    extraction,
+                    None,
+                    owner=source.owner,
+                    origin=source.origin,
+                    context=source.text,
+                )
+            )
+        except InvalidInput as exc:
+            logger.warning("graph extraction skipped for %s: %s", source.origin, exc.message)
+            plans.append(None)
+    live = [plan for plan in plans if plan is not None]
+    try:
+        with transaction.atomic():
+            changes = iter(_apply_plans(project, live))
+    except Exception as exc:
+        if _write_lost(exc):
+            raise
+        logger.exception("graph update failed for %d texts; retrying one by one", len(live))
+        changes = iter([_applied_alone(project, plan) for plan in live])
+    return [next(changes).entities if plan is not None else [] for plan in plans]
+
+
+def _applied_alone(project: Project, plan: _Plan) -> GraphChanges:
+    try:
+        with transaction.atomic():
+            return _apply_plans(project, [plan])[0]
+    except Exception as exc:
+        if _write_lost(exc):
+            raise
+        logger.exception("graph extraction failed for a text")
+        return GraphChanges()
 
 
 def _apply_plans(project: Project, plans: list[_Plan]) -> list[GraphChanges]:

@@ -25,7 +25,7 @@ from memories.services.bulk import memories_create_bulk
 from memories.services.memories import MemoryInput, memories_delete
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import InvalidInput, NotFound
-from memoryplatform.lib.tokens import estimate_tokens
+from memoryplatform.lib.tokens import count_tokens
 from tenants.models import Project
 
 OBSERVATION_AGENT = "default"
@@ -180,7 +180,7 @@ def kg_graph_page(
     kept: list[dict[str, Any]] = []
     used = 0
     for node in nodes:
-        cost = estimate_tokens(json.dumps(node))
+        cost = count_tokens(json.dumps(node))
         if kept and used + cost > token_budget:
             break
         kept.append(node)

@@ -9,6 +9,7 @@ errors into tool errors (`isError` results) that name the offending fields.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
@@ -23,7 +24,7 @@ from django.db import OperationalError, transaction
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mcpserver.auth import require_key
+from mcpserver.auth import namespace_of, require_key
 from memoryplatform.db.router import mark_written, note_key
 from memoryplatform.lib.db_threads import executor_with_connections, with_connection
 from memoryplatform.lib.errors import ServiceError
@@ -31,10 +32,12 @@ from memoryplatform.lib.rls import project_scope
 from memoryplatform.lib.timeouts import statement_timed_out, statement_timeout_message
 from memoryplatform.metrics import mcp_tool_call, tool_name
 from tenants.models import ApiKey
+from tenants.namespaces import reading_as
 from tenants.services import api_key_still_usable
 from tenants.throttling import rate_limit_hit
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 _executors: dict[int, ThreadPoolExecutor] = {}  # by process
 _lock = threading.Lock()
 
@@ -78,7 +81,8 @@ async def _call(scope: str, fn: Callable[[ApiKey], T], rate: str) -> T:
             raise ToolError(f"statement_timeout: {statement_timeout_message()}") from exc
 
     def run_with_connection() -> T:
-        with project_scope(api_key.project_id):  # the database shows this project's rows only
+        # the database shows this project's rows only; the selectors, this agent's namespace
+        with project_scope(api_key.project_id), reading_as(namespace_of(api_key)):
             return with_connection(run)
 
     return await sync_to_async(run_with_connection, thread_sensitive=False, executor=_executor())()
@@ -119,6 +123,24 @@ def session_id_of(ctx: Context | None) -> str:
 
 
 _PROCESS_SESSION = f"mcp-{uuid.uuid4().hex}"
+
+
+def end_session(api_key: ApiKey, session_id: str | None = None) -> None:
+    """An MCP session ended (a Streamable HTTP session's DELETE, the stdio server's exit): its
+    working memory leaves, but for what the promotion rule keeps (memories/services/layers.py).
+    A failure is logged, never raised: the session is over either way."""
+    from mcpserver.auth import actor_for
+    from memories.services.layers import session_close
+
+    try:
+        with project_scope(api_key.project_id):
+            session_close(
+                project=api_key.project,
+                session_id=session_id or _PROCESS_SESSION,
+                actor=actor_for(api_key),
+            )
+    except Exception:
+        logger.exception("could not close the working memory of MCP session %s", session_id)
 
 
 def page_body(page: Any, render: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:

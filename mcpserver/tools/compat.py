@@ -21,9 +21,10 @@ from pydantic import Field
 
 from mcpserver.auth import actor_for
 from mcpserver.schemas import DeleteOut, StoreResult
-from mcpserver.tools import call, graph, memory, search, session_id_of
+from mcpserver.tools import call, graph, lifecycle, memory, search, session_id_of
 from mcpserver.tools.graph import Depth, RelationIn, RelationRef, TypedEntityIn
 from mcpserver.tools.memory import DEFAULT_AGENT_ID, LinkType, MemoryType, Unit
+from memories.models import MemoryLayer
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memory_get as get_selector
 from memories.selectors.search_types import SearchQuery
@@ -33,6 +34,7 @@ from memories.services.memories import MemoryInput, memories_delete
 from memories.services.memories import memory_update as memory_update_service
 from memories.services.supersede import memory_revise
 from tenants.models import ApiKey
+from tenants.namespaces import MAINTENANCE_AGENTS
 
 # --- the SQL-native entity memory server --------------------------------------------------------
 
@@ -72,14 +74,13 @@ async def recall_memories(
 ) -> dict[str, Any]:
     """Search memories (keyword, semantic, hybrid or graph), sorted by relevance; entity_name
     keeps only the memories linked to that entity, in the chosen search_mode. min_confidence
-    applies to the confidence a memory was stored with: an old memory ranks lower, it is not
-    hidden."""
+    applies to the effective confidence (decayed since the last access: halved every 30
+    days unread), as the SQL-native server defines it."""
     filters = MemoryFilters(
         memory_types=list(memory_types or []),
         tags=tags or [],
         entities=[entity_name] if entity_name else [],
-        # the confidence the memory was stored with: decay ranks an old memory, never hides it
-        min_stored_confidence=min_confidence,
+        min_confidence=min_confidence,
     )
     return await search.run_search(
         SearchQuery(
@@ -146,6 +147,18 @@ async def get_entity_graph(
     )
 
 
+async def consolidate_memories(
+    similarity_threshold: Annotated[float, Field(gt=0.0, le=1.0)] = 0.85,
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    """Merge clusters of similar memories (similarity >= similarity_threshold) into their most
+    confident member; dry_run previews. Only merges: decay and pruning keep their own
+    schedules. Returns clusters found, memories merged and memories deleted."""
+    return await lifecycle.memory_consolidate(
+        similarity_threshold=similarity_threshold, dry_run=dry_run, stages=["merge"]
+    )
+
+
 async def get_memory_stats() -> dict[str, Any]:
     """Analytics of the memory store: totals, by type, confidence, oldest and newest."""
     return await memory.memory_stats()
@@ -156,6 +169,12 @@ async def get_memory_stats() -> dict[str, Any]:
 MementoType = Literal["fact", "decision", "error", "preference", "procedure", "relation"]
 MementoLink = Literal["related", "caused_by", "resolved_by", "part_of", "contradicts"]
 RECALL_LINKS = ["caused_by", "resolved_by", "relates_to"]  # Memento's default neighbours
+
+
+def _reading_agent(agent: str | None) -> str | None:
+    """The agent a read names: Memento's maintenance names ("system", "admin") name none (a
+    maintenance key then reads every namespace, another key the shared pool and that name's)."""
+    return None if agent in MAINTENANCE_AGENTS else agent
 
 
 def _link_type(value: str | None) -> LinkType:
@@ -220,8 +239,10 @@ async def remember(
 ) -> dict[str, Any]:
     """Persist a typed knowledge fragment under a topic, linked to `linkedTo` in the same
     transaction (a missing target stores nothing). Returns {success, id, created};
-    created=false means the same content already existed."""
-    run_id = (sessionId or session_id_of(ctx)) if scope == "session" else None
+    created=false means the same content already existed. scope "session": working memory
+    of this session, returned by its context and gone when the session ends."""
+    session = scope == "session"
+    run_id = (sessionId or session_id_of(ctx)) if session else None
     data = MemoryInput(
         content=content,
         memory_type=type,
@@ -232,6 +253,7 @@ async def remember(
         pinned=isAnchor,
         agent_id=agentId or DEFAULT_AGENT_ID,
         run_id=run_id,
+        layer=MemoryLayer.SHORT_TERM if session else None,
     )
     links = [(target, "relates_to") for target in linkedTo or []]
 
@@ -258,14 +280,20 @@ async def recall(
     agentId: str | None = None,
     createdAfter: Annotated[datetime | None, Field(description="Created at or after")] = None,
     createdBefore: Annotated[datetime | None, Field(description="Created before")] = None,
+    sessionId: Annotated[
+        str | None, Field(description="Whose working memory may be recalled (default: this one)")
+    ] = None,
+    ctx: Context | None = None,
 ) -> dict[str, Any]:
     """Recall fragments by text (meaning and words), and/or by keywords, topic, type and time,
     in any combination, within a token budget, with their 1-hop linked fragments. Without
-    text, the matching fragments come most important first."""
+    text, the matching fragments come most important first. Other sessions' working memory
+    (scope "session") is never recalled."""
     if not (text or keywords or topic or type or createdAfter or createdBefore):
         raise ToolError("invalid: give text, keywords, topic, type or a time range")
     filters = MemoryFilters(
-        agent_id=agentId,
+        session_id=sessionId or session_id_of(ctx),
+        agent_id=_reading_agent(agentId),
         memory_types=[type] if type else [],
         created_after=createdAfter,
         created_before=createdBefore,
@@ -297,7 +325,9 @@ async def forget(
     if not id and not topic:
         raise ToolError("invalid: give id or topic (forgetting a whole agent is too broad)")
     filters = (
-        MemoryFilters(agent_id=agentId, expression={"metadata.topic": topic}) if topic else None
+        MemoryFilters(agent_id=_reading_agent(agentId), expression={"metadata.topic": topic})
+        if topic
+        else None
     )
 
     def run(key: ApiKey) -> dict[str, Any]:
@@ -371,4 +401,6 @@ async def amend(
 @memento_tool
 async def graph_explore(startId: str, agentId: str | None = None) -> dict[str, Any]:
     """Causal chain around a fragment (caused_by / resolved_by), for root-cause analysis."""
-    return await graph.memory_causal_chain(start_id=startId, depth=1)
+    return await graph.memory_causal_chain(
+        start_id=startId, depth=1, agent_id=_reading_agent(agentId)
+    )

@@ -12,6 +12,7 @@ from entities.models import EntityType
 from entities.representations import (
     EntitySerializer,
     RelationSerializer,
+    cross_graph_body,
     memory_graph_body,
     subgraph_body,
     tag_body,
@@ -19,6 +20,7 @@ from entities.representations import (
 from entities.scope import GraphScope
 from entities.selectors.analytics import graph_analysis
 from entities.selectors.entities import entity_find_by_name
+from entities.selectors.graph import Walk, graph_subgraph, parse_node
 from entities.selectors.tags import tag_get, tag_list
 from entities.selectors.traversal import RelationFilter, entity_subgraph
 from entities.services.entities import EntitySpec, entities_delete_by_name
@@ -235,6 +237,49 @@ async def entity_graph(
     return await call("read", run)
 
 
+async def graph_subgraph_tool(
+    node: Annotated[
+        str, Field(description="The center as <type>:<id>: entity:12, document:<uuid>...")
+    ],
+    depth: Depth = 1,
+    node_types: Annotated[
+        list[Literal["entity", "memory", "episode", "document", "chunk"]] | None,
+        Field(description="Kinds to walk through and show (default: all)"),
+    ] = None,
+    edge_types: Annotated[
+        list[Literal["relation", "about", "link", "contains", "mentions", "cites"]] | None,
+        Field(description="Kinds of edge to follow (default: all)"),
+    ] = None,
+    direction: Direction = "both",
+    max_nodes: MaxNodes = 50,
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+    run_id: RunId = None,
+) -> dict[str, Any]:
+    """The one knowledge graph around any node: entities, memories, episodes, documents and
+    their chunks within `depth` hops, and the typed edges among them (a document mentions
+    an entity, a memory cites a chunk, an episode contains memories, a memory is about an
+    entity). Nodes are keyed <type>:<id>; use a key as the next `node`."""
+
+    def run(key: ApiKey) -> dict[str, Any]:
+        walk = Walk(
+            node_types=tuple(node_types or ()),
+            edge_types=tuple(edge_types or ()),
+            direction=direction,
+            scope=_read_scope(user_id, agent_id, run_id),
+        )
+        graph = graph_subgraph(
+            project=key.project,
+            node=parse_node(node),
+            depth=depth,
+            walk=walk,
+            max_nodes=max_nodes,
+        )
+        return cross_graph_body(graph)
+
+    return await call("read", run)
+
+
 async def memory_traverse(
     memory_id: str,
     depth: Depth = 2,
@@ -256,10 +301,14 @@ async def memory_traverse(
     include_parent_links: Annotated[
         bool, Field(description="Also follow part_of / contains when link_types is given")
     ] = False,
+    user_id: Annotated[str | None, Field(description="Stay inside this user's memories")] = None,
+    agent_id: Annotated[str | None, Field(description="Stay inside this agent's")] = None,
+    run_id: Annotated[str | None, Field(description="Stay inside this run's")] = None,
 ) -> dict[str, Any]:
     """Walk typed links between memories from one memory (live memories only): what it
     supports, contradicts, supersedes, was caused by, resolved by... Breadth or depth first,
-    within a time budget, filtered by link type, memory type and tags."""
+    within a time budget, filtered by link type, memory type and tags; given user_id /
+    agent_id / run_id, it starts and stays inside that scope."""
 
     def run(key: ApiKey) -> dict[str, Any]:
         graph = traverse_selector(
@@ -275,6 +324,9 @@ async def memory_traverse(
             memory_types=memory_types or None,
             tags=tags or None,
             include_parent_links=include_parent_links,
+            user_id=user_id,
+            agent_id=agent_id,
+            run_id=run_id,
         )
         return memory_graph_body(graph)
 
@@ -284,22 +336,37 @@ async def memory_traverse(
 async def memory_causal_chain(
     start_id: Annotated[str, Field(description="Memory id, typically an error")],
     depth: Depth = 3,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    run_id: str | None = None,
 ) -> dict[str, Any]:
     """Causes and resolutions around a memory (caused_by / causes / resolved_by links),
-    for root-cause analysis starting from an error."""
+    for root-cause analysis starting from an error; inside a scope when one is given."""
 
     def run(key: ApiKey) -> dict[str, Any]:
-        return memory_graph_body(
-            causal_chain_selector(project=key.project, memory_id=start_id, depth=depth)
+        chain = causal_chain_selector(
+            project=key.project,
+            memory_id=start_id,
+            depth=depth,
+            user_id=user_id,
+            agent_id=agent_id,
+            run_id=run_id,
         )
+        return memory_graph_body(chain)
 
     return await call("read", run)
 
 
-async def memory_graph_analysis(top: Annotated[int, Field(ge=1, le=100)] = 10) -> dict[str, Any]:
+async def memory_graph_analysis(
+    top: Annotated[int, Field(ge=1, le=100)] = 10,
+    user_id: Annotated[str | None, Field(description="This user's graph and links only")] = None,
+    agent_id: AgentId = None,
+    run_id: RunId = None,
+) -> dict[str, Any]:
     """Graph health at a glance: counts, degrees and the top connectors of the entity graph
-    and of the memory-link graph."""
-    return await call("read", lambda key: graph_analysis(project=key.project, top=top))
+    and of the memory-link graph (of one user's, agent's or run's when given)."""
+    scope = _read_scope(user_id, agent_id, run_id)
+    return await call("read", lambda key: graph_analysis(project=key.project, top=top, scope=scope))
 
 
 async def tag_list_tool(

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from mcpserver.auth import actor_for
 from mcpserver.tools import call, session_id_of
 from mcpserver.tools.memory import DEFAULT_AGENT_ID, AgentId, MemoryType, RunId, UserId
-from memories.representations import MemorySerializer, episode_body
+from memories.representations import context_body
 from memories.services.content import Scope
 from memories.services.extraction import memories_add
 from memories.services.session import session_context, session_reflect
@@ -40,10 +40,14 @@ async def memory_add(
     infer: Annotated[
         bool, Field(description="Extract facts and reconcile (ADD/UPDATE/DELETE/NONE)")
     ] = True,
+    prompt: Annotated[
+        str | None,
+        Field(description="Replaces the fact-extraction prompt for this call (LLM only)"),
+    ] = None,
 ) -> dict[str, Any]:
     """Learn from a conversation: extract the durable facts, compare each with what is
-    already known in the scope and ADD, UPDATE, DELETE (supersede) or skip (NONE). Returns
-    the events. Works offline; uses the configured LLM when there is one."""
+    already known in the scope and ADD, UPDATE, DELETE (a soft delete, restorable) or skip
+    (NONE). Returns the events. Works offline; uses the configured LLM when there is one."""
     raw = messages if isinstance(messages, str) else [m.model_dump() for m in messages]
 
     def run(key: ApiKey) -> dict[str, Any]:
@@ -53,6 +57,7 @@ async def memory_add(
             scope=scope_or_default(user_id, agent_id, run_id),
             actor=actor_for(key),
             metadata=metadata,
+            prompt=prompt,
             infer=infer,
         )
 
@@ -82,14 +87,7 @@ async def memory_context(
             types=list(types) if types else None,
             session_id=session_id,
         )
-        return {
-            "core": MemorySerializer(context.core, many=True).data,
-            "working": MemorySerializer(context.working, many=True).data,
-            "tokens_used": context.tokens_used,
-            "token_budget": context.token_budget,
-            "text": context.as_text(),
-            "episode": episode_body(context.episode) if context.episode else None,
-        }
+        return context_body(context)
 
     return await call("read", run)
 
@@ -110,10 +108,15 @@ async def memory_reflect(
     user_id: UserId = None,
     agent_id: AgentId = None,
     task_effectiveness: TaskEffectiveness | None = None,
+    promote: Annotated[
+        list[str] | None,
+        Field(description="Ids of the session's working memory to keep as long-term memory"),
+    ] = None,
 ) -> dict[str, Any]:
     """At the end of a session, turn its summary into typed memories for the next one:
     decisions, resolved errors, new procedures and open questions (the summary is kept as a
-    fact)."""
+    fact). With session_id the session ends: its working memory leaves, but for what is
+    important, pinned, often read or named in promote."""
     lists = {
         "decisions": decisions,
         "errors_resolved": errors_resolved,
@@ -122,7 +125,7 @@ async def memory_reflect(
     }
 
     def run(key: ApiKey) -> dict[str, Any]:
-        results = session_reflect(
+        reflection = session_reflect(
             project=key.project,
             scope=scope_or_default(user_id, agent_id, None),
             actor=actor_for(key),
@@ -130,18 +133,9 @@ async def memory_reflect(
             session_id=session_id,
             lists=lists,
             task_effectiveness=task_effectiveness.model_dump() if task_effectiveness else None,
+            promote=promote,
         )
-        return {
-            "results": [
-                {
-                    "id": str(result.memory.pk),
-                    "memory_type": result.memory.memory_type,
-                    "content": result.memory.content,
-                    "created": result.created,
-                }
-                for result in results
-            ]
-        }
+        return reflection.as_dict()
 
     return await call("write", run)
 
@@ -151,18 +145,27 @@ async def memory_reflect(
 
 async def reflect(
     summary: str,
-    sessionId: str | None = None,
+    sessionId: Annotated[
+        str | None, Field(description="The session that ends (default: this MCP session)")
+    ] = None,
     decisions: list[str] | None = None,
     errors_resolved: list[str] | None = None,
     new_procedures: list[str] | None = None,
     open_questions: list[str] | None = None,
     agentId: str | None = None,
     task_effectiveness: TaskEffectiveness | None = None,
+    promote: Annotated[
+        list[str] | None,
+        Field(description="Ids of session fragments to keep beyond the session"),
+    ] = None,
+    ctx: Context | None = None,
 ) -> dict[str, Any]:
-    """Convert a session summary into typed fragments at session end."""
+    """Convert a session summary into typed fragments at session end; the session's
+    working memory (scope "session" fragments) then leaves, but for `promote`."""
     return await memory_reflect(
         summary=summary,
-        session_id=sessionId,
+        session_id=sessionId or session_id_of(ctx),
+        promote=promote,
         decisions=decisions,
         errors_resolved=errors_resolved,
         new_procedures=new_procedures,

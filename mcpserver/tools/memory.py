@@ -5,13 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from analytics.selectors import memory_stats as stats_selector
 from analytics.services import tool_feedback_record
 from mcpserver.auth import actor_for
 from mcpserver.schemas import DeleteOut, FeedbackOut, HistoryOut, LinkResult, MemoryOut, StoreResult
-from mcpserver.tools import call
+from mcpserver.tools import call, session_id_of
 from memories.models import LinkType as LinkTypes
 from memories.models import Memory, MemoryLayer
 from memories.models import MemoryType as MemoryTypes
@@ -81,15 +82,21 @@ async def memory_store(
     entity_names: Annotated[list[str] | None, Field(description="Entities it is about")] = None,
     layer: Annotated[
         Layer | None,
-        Field(description="Default: short_term with a run_id, else long_term (docs/episodes.md)"),
+        Field(
+            description="Default long_term. short_term: working memory of run_id (default: "
+            "this MCP session), which leaves when the session ends unless promoted"
+        ),
     ] = None,
     episode_id: Annotated[
         str | None, Field(description="Its episode; default: its run's open episode")
     ] = None,
+    ctx: Context | None = None,
 ) -> StoreResult:
     """Store one memory (a fact, decision, preference, error, procedure...). Embeds it and
     deduplicates: exact same content in the same scope returns the existing memory with
     created=false. Without user_id/agent_id/run_id it is stored for agent_id "default"."""
+    if layer == MemoryLayer.SHORT_TERM and not run_id:
+        run_id = session_id_of(ctx)  # working memory belongs to a session
     if not (user_id or agent_id or run_id):
         agent_id = DEFAULT_AGENT_ID
     data = MemoryInput(

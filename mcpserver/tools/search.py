@@ -11,7 +11,12 @@ from mcpserver.selectors import linked_neighbours
 from mcpserver.tools import call
 from mcpserver.tools.memory import MemoryType
 from memories.models import MemoryLayer, MemoryState
-from memories.representations import MemorySerializer, search_body, sources_body
+from memories.representations import (
+    MemorySerializer,
+    budgeted_bodies,
+    search_body,
+    sources_body,
+)
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.search import MODES
 from memories.selectors.search.sources import MEMORIES, requested_sources
@@ -77,7 +82,10 @@ async def memory_search(
     episode_id: Annotated[str | None, Field(description="Stored during this episode")] = None,
     session_id: Annotated[
         str | None,
-        Field(description="The caller's run: its recent short-term memories rank a little higher"),
+        Field(
+            description="The caller's session: its recent short-term memories rank a little "
+            "higher, other sessions' working memory is left out"
+        ),
     ] = None,
 ) -> dict[str, Any]:
     """Recall memories relevant to a query, best first (relevance × decay-aware confidence).
@@ -100,6 +108,7 @@ async def memory_search(
             states=list(state or []),
             layers=list(layer or []),
             episode_id=parse_episode_id(episode_id) if episode_id else None,
+            session_id=session_id,
         ),
         limit=limit,
         offset=offset,
@@ -156,10 +165,11 @@ async def run_filtered(
             project=key.project, filters=filters, token_budget=token_budget
         )
         ids = [memory.pk for memory in found]
+        bodies = budgeted_bodies(found)
         body: dict[str, Any] = {
-            "results": MemorySerializer(found, many=True).data,
+            "results": bodies,
             "count": len(found),
-            "tokens": sum(memory.token_count for memory in found),
+            "tokens": sum(_cost(memory) for memory in found),
             "token_budget": token_budget,
         }
         if include_linked and ids:
@@ -167,6 +177,10 @@ async def run_filtered(
         return body
 
     return await call("read", run, rate="search")
+
+
+def _cost(memory: Any) -> int:
+    return memory.summary_tokens if getattr(memory, "summarized", False) else memory.token_count
 
 
 def _linked(

@@ -8,14 +8,13 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.api.serializers import MemorySerializer, PaginationSerializer, ScopeSerializer
 from memories.models import MAX_DECAY_RATE, ContradictionResolution, ContradictionReview, MemoryType
-from memories.representations import episode_body
+from memories.representations import context_body
 from memories.services.archive import memory_decompress
 from memories.services.content import Scope
 from memories.services.contradictions import (
@@ -48,7 +47,8 @@ class AddSerializer(ScopeSerializer):
         required=False,
         allow_blank=True,
         allow_null=True,
-        help_text="instructions added to the extraction prompt (admin-scope keys only)",
+        help_text="replaces the extraction prompt for this call (the output format and the "
+        "data rule stay)",
     )
     infer = StrictBooleanField(required=False, default=True)
     occurred_at = serializers.DateTimeField(
@@ -98,8 +98,13 @@ class PruneCandidatesQuerySerializer(PaginationSerializer):
 class PruneCandidatesSerializer(serializers.Serializer):
     threshold = serializers.FloatField()
     enabled = serializers.BooleanField(help_text="whether the daily prune job runs here")
+    tier_expiry = serializers.BooleanField(
+        help_text="whether cold, stale memories are pruned too (Memento's cold-tier expiry)"
+    )
     count = serializers.IntegerField()
-    results = MemorySerializer(many=True)
+    results = MemorySerializer(
+        many=True, help_text="each with `prune_reason`: stale (listed first) or low_confidence"
+    )
 
 
 class PreserveSerializer(serializers.Serializer):
@@ -138,6 +143,20 @@ class ReflectSerializer(ScopeSerializer):
     new_procedures = serializers.ListField(child=StrictCharField(), required=False, default=list)
     open_questions = serializers.ListField(child=StrictCharField(), required=False, default=list)
     task_effectiveness = serializers.DictField(required=False, allow_null=True)
+    promote = serializers.ListField(
+        child=StrictCharField(),
+        required=False,
+        help_text="ids of the session's working memory to keep as long-term memory",
+    )
+
+
+class SessionCloseSerializer(serializers.Serializer):
+    session_id = StrictCharField(max_length=255, help_text="the run whose working memory ends")
+    promote = serializers.ListField(
+        child=StrictCharField(),
+        required=False,
+        help_text="ids of the session's working memory to keep as long-term memory",
+    )
 
 
 class ContextSerializer(ScopeSerializer):
@@ -182,8 +201,6 @@ class AddView(ProjectScopedMixin, APIView):
         from memories.services.extraction import memories_add
 
         data = self.validated(AddSerializer, request.data)
-        if data.get("prompt") and not self.request.auth.has_scope("admin"):
-            raise PermissionDenied("a custom extraction prompt (`prompt`) needs an admin key")
         result = memories_add(
             project=self.project,
             messages=data["messages"],
@@ -243,12 +260,20 @@ class PruneView(ProjectScopedMixin, APIView):
         candidates = prune_candidates(project=self.project, threshold=threshold)
         offset = query.get("offset", 0)
         limit = query.get("limit") or settings.MEMORY_DEFAULT_PAGE_SIZE
-        page = list(candidates.defer("embedding", "search_vector")[offset : offset + limit])
+        page = list(
+            candidates.defer("embedding", "search_vector", "summary_embedding")[
+                offset : offset + limit
+            ]
+        )
+        results = MemorySerializer(page, many=True).data
+        for item, memory in zip(results, page, strict=True):  # why each would go
+            item["prune_reason"] = "stale" if memory.stale else "low_confidence"
         body = {
             "threshold": threshold,
             "enabled": bool(tuning(self.project, "pruning")),
+            "tier_expiry": bool(tuning(self.project, "tier_expiry")),
             "count": candidates.count(),
-            "results": MemorySerializer(page, many=True).data,
+            "results": results,
         }
         return Response(body)
 
@@ -365,7 +390,7 @@ class ReflectView(ProjectScopedMixin, APIView):
         from memories.services.session import REFLECT_FIELDS, session_reflect
 
         data = self.validated(ReflectSerializer, request.data)
-        results = session_reflect(
+        reflection = session_reflect(
             project=self.project,
             scope=_scope(data),
             actor=self.actor,
@@ -373,17 +398,26 @@ class ReflectView(ProjectScopedMixin, APIView):
             session_id=data.get("session_id"),
             lists={name: data.get(name) for name in REFLECT_FIELDS},
             task_effectiveness=data.get("task_effectiveness"),
+            promote=data.get("promote"),
         )
-        body = [
-            {
-                "id": str(r.memory.pk),
-                "memory_type": r.memory.memory_type,
-                "content": r.memory.content,
-                "created": r.created,
-            }
-            for r in results
-        ]
-        return Response({"results": body}, status=status.HTTP_201_CREATED)
+        return Response(reflection.as_dict(), status=status.HTTP_201_CREATED)
+
+
+class SessionCloseView(ProjectScopedMixin, APIView):
+    @extend_schema(request=SessionCloseSerializer, responses={200: dict})
+    def post(self, request: Request) -> Response:
+        """End a session: its working memory (the run's short-term memories) leaves, but for
+        what the promotion rule keeps and `promote` names."""
+        from memories.services.layers import session_close
+
+        data = self.validated(SessionCloseSerializer, request.data)
+        report = session_close(
+            project=self.project,
+            session_id=data["session_id"],
+            actor=self.actor,
+            promote=data.get("promote"),
+        )
+        return Response(report.as_dict())
 
 
 class ContextView(ProjectScopedMixin, APIView):
@@ -399,13 +433,4 @@ class ContextView(ProjectScopedMixin, APIView):
             types=data["types"] or None,
             session_id=data.get("session_id"),
         )
-        return Response(
-            {
-                "core": MemorySerializer(context.core, many=True).data,
-                "working": MemorySerializer(context.working, many=True).data,
-                "tokens_used": context.tokens_used,
-                "token_budget": context.token_budget,
-                "text": context.as_text(),
-                "episode": episode_body(context.episode) if context.episode else None,
-            }
-        )
+        return Response(context_body(context))

@@ -81,7 +81,8 @@ class SearchRequestSerializer(MemoryFilterSerializer):
     session_id = StrictCharField(
         required=False,
         max_length=255,
-        help_text="the caller's run: its recent short-term memories rank a little higher",
+        help_text="the caller's session (run): its recent short-term memories rank a little "
+        "higher, other sessions' working memory is left out",
     )
 
     def validate_limit(self, value: int) -> int:
@@ -128,10 +129,12 @@ class SearchResponseSerializer(serializers.Serializer):
 
 def search_query_from(data: dict[str, Any]) -> SearchQuery:
     options = {name: data[name] for name in SEARCH_OPTIONS if name in data}
+    filters = filters_from(data)
+    filters.session_id = data.get("session_id") or None
     return SearchQuery(
         text=data["query"],
         mode=data["mode"],
-        filters=filters_from(data),
+        filters=filters,
         limit=data.get("limit") or settings.MEMORY_DEFAULT_PAGE_SIZE,
         offset=data["offset"],
         min_similarity=data.get("min_similarity"),

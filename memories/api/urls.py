@@ -48,6 +48,7 @@ urlpatterns = [
     ),
     path("session/reflect/", intel.ReflectView.as_view(), name="session-reflect"),
     path("session/context/", intel.ContextView.as_view(), name="session-context"),
+    path("session/close/", intel.SessionCloseView.as_view(), name="session-close"),
     path("memories/<str:pk>/", memory_detail, name="memory-detail"),
     path(
         "memories/<str:pk>/history/",

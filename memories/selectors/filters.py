@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -10,10 +10,11 @@ from django.conf import settings
 from django.db.models import F, FloatField, Func, Q, QuerySet, Value
 from django.db.models.functions import Coalesce, Now
 
-from memories.models import Memory
+from memories.models import Memory, namespace_q
 from memoryplatform.lib.errors import InvalidInput
 from memoryplatform.lib.hooks import provider
 from tenants.models import Project
+from tenants.namespaces import current_namespace
 
 ALL_STATES = "all"
 MAX_ENTITY_FILTERS = 20  # each is one subquery; a longer conjunction is not a real query
@@ -42,6 +43,12 @@ class MemoryFilters:
     expression: dict[str, Any] | None = None  # mem0-style AND/OR/NOT filter language
     layers: list[str] = field(default_factory=list)  # short_term, long_term... (any of them)
     episode_id: Any = None  # stored during this episode
+    # the agent reading, with agent namespaces on (tenants/namespaces.py): its own memories and
+    # the shared pool; an `agent_id` equal to it named the reader, it is no exact filter then
+    namespace: str | None = None
+    # the caller's session: the working memory of other sessions (their runs' short-term
+    # memories) is left out (docs/episodes.md, "Working memory")
+    session_id: str | None = None
 
     def as_q(self, *, project: Project | None = None) -> Q:
         """The filters as one Q. Pass the project the memories belong to so entity names are
@@ -49,8 +56,14 @@ class MemoryFilters:
         q = Q()
         for name in ("user_id", "agent_id", "run_id", "source", "pinned"):
             value = getattr(self, name)
+            if name == "agent_id" and self.namespace and value == self.namespace:
+                continue
             if value is not None and value != "":
                 q &= Q(**{name: value})
+        if self.namespace:
+            q &= namespace_q(self.namespace)
+        if self.session_id:
+            q &= ~Q(layer="short_term") | Q(run_id=self.session_id)
         if self.memory_types:
             q &= Q(memory_type__in=self.memory_types)
         if self.layers:
@@ -76,6 +89,15 @@ class MemoryFilters:
 
             q &= filter_expression_q(self.expression, project=project)
         return q
+
+
+def with_namespace(filters: MemoryFilters) -> MemoryFilters:
+    """`filters` carrying the calling code's namespace, so it travels with them (to a second
+    thread, into cache keys)."""
+    namespace = current_namespace()
+    if namespace is None or filters.namespace is not None:
+        return filters
+    return replace(filters, namespace=namespace.agent)
 
 
 def linked_to_entity_ids(ids: list[int]) -> Q:

@@ -14,27 +14,39 @@ from django.db import connections
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 
 from memories.models import Memory, MemoryHistory, MemoryLink
-from memories.selectors.filters import MemoryFilters, apply_filters, effective_confidence
+from memories.selectors.filters import (
+    MemoryFilters,
+    apply_filters,
+    effective_confidence,
+    with_namespace,
+)
+from memories.selectors.search_types import summary_fits
 from memoryplatform.db.rls import as_owner
 from memoryplatform.lib.errors import NotFound, parse_uuid
 from tenants.models import Project
+from tenants.namespaces import SHARED_AGENT, current_namespace
 
-NOT_LOADED = ("embedding", "search_vector")  # what reads leave to be asked for
+NOT_LOADED = ("embedding", "search_vector", "summary_embedding")  # what reads leave aside
 
 
-def memory_queryset(*, project: Project, as_array: bool = False) -> QuerySet[Memory]:
-    """The one place reads start from: the caller's project, live memories only (`as_array`:
-    see `MemoryQuerySet.for_project`)."""
+def memory_queryset(
+    *, project: Project, as_array: bool = False, namespaced: bool = True
+) -> QuerySet[Memory]:
+    """The one place reads start from: the caller's project, live memories only, within the
+    calling code's agent namespace (tenants/namespaces.py; `namespaced` false: the caller's
+    filters carry it, as a search's do). `as_array`: see `MemoryQuerySet.for_project`."""
+    queryset = Memory.objects.for_project(project, as_array=as_array, namespaced=namespaced)
     return (
-        Memory.objects.for_project(project, as_array=as_array)
-        .alive()
+        queryset.alive()
         .defer(*NOT_LOADED)
         .annotate(has_vector=ExpressionWrapper(Q(embedding__isnull=False), BooleanField()))
     )
 
 
 @functools.cache
-def _by_id_statement(using: str) -> tuple[tuple[str, ...], str, tuple[tuple[int, Any, list], ...]]:
+def _by_id_statement(
+    using: str, namespaced: bool = False
+) -> tuple[tuple[str, ...], str, tuple[tuple[int, Any, list], ...]]:
     """(the attnames loaded, the SQL, (column index, column, converters) for the fields whose
     database values need converting) of `memories_by_id`: memory_queryset's columns and
     conditions, written out once per process and database."""
@@ -47,6 +59,8 @@ def _by_id_statement(using: str) -> tuple[tuple[str, ...], str, tuple[tuple[int,
         f'WHERE "{table}"."project_id" = %s AND "{table}"."deleted_at" IS NULL '
         f'AND "{table}"."id" = ANY(%s::uuid[])'
     )
+    if namespaced:  # the agent's own memories and the shared pool's
+        sql += f' AND ("{table}"."agent_id" = ANY(%s) OR "{table}"."agent_id" IS NULL)'
     converters = []
     for index, field in enumerate(fields):  # as Django's compiler does (JSON arrives as text)
         column = field.get_col(table)
@@ -67,10 +81,14 @@ def memories_by_id(
     ids = list(ids)
     if not ids:
         return {}
-    attnames, sql, converters = _by_id_statement(using)
+    namespace = current_namespace()
+    attnames, sql, converters = _by_id_statement(using, namespace is not None)
+    params: list[Any] = [project.pk, ids]
+    if namespace is not None:
+        params.append([namespace.agent, SHARED_AGENT])
     connection = connections[using]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [project.pk, ids])
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
     found = {}
     for *values, has_vector in rows:
@@ -168,13 +186,14 @@ def memory_list(
 ) -> Page:
     """A page of the project's memories, newest first; `include_deleted` adds the deleted and
     pruned ones (an administrator's view: the entry points check who asks)."""
-    base = memory_queryset(project=project)
+    base = memory_queryset(project=project, namespaced=False)
     if include_deleted:
         base = (
-            Memory.objects.for_project(project)
+            Memory.objects.for_project(project, namespaced=False)
             .defer(*NOT_LOADED)
             .annotate(has_vector=ExpressionWrapper(Q(embedding__isnull=False), BooleanField()))
         )
+    filters = with_namespace(filters)
     queryset = apply_filters(base, filters, project=project).order_by("-created_at", "-id")
     return Page(
         results=list(queryset[offset : offset + limit]),
@@ -211,11 +230,15 @@ def memories_by_importance(
     """The memories matching `filters`, most important first and then newest, as many as fit
     in `token_budget` tokens (at least one): recall by filters alone, with no text to rank
     by (Memento's `recall` by topic, type, keywords or time)."""
-    queryset = apply_filters(memory_queryset(project=project), filters, project=project)
+    base = memory_queryset(project=project, namespaced=False)
+    queryset = apply_filters(base, with_namespace(filters), project=project)
     chosen, used = [], 0
     for memory in queryset.order_by("-importance", "-created_at", "-id")[:limit]:
-        if chosen and used + memory.token_count > token_budget:
-            break
+        cost = memory.token_count
+        if chosen and used + cost > token_budget:
+            if not summary_fits(memory, token_budget - used):
+                break
+            memory.summarized, cost = True, memory.summary_tokens  # type: ignore[attr-defined]
         chosen.append(memory)
-        used += memory.token_count
+        used += cost
     return chosen

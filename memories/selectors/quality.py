@@ -6,15 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Avg, Case, CharField, Count, F, Q, Value, When
-from django.db.models.functions import Coalesce, Now
-from django.db.models.lookups import GreaterThan
+from django.db.models import Avg, Count, Q
 
-from memories.models import PERMANENT_IMPORTANCE, Memory, MemoryState
+from memories.models import Memory, TtlTier
 from tenants.models import Project
 
 NEUTRAL_UTILITY = 0.5  # a memory nobody assessed yet
-TIERS = ("hot", "warm", "cold", "permanent")
+TIERS = tuple(TtlTier.values)
 
 
 def rank_factor(utility: float | None) -> float:
@@ -24,38 +22,13 @@ def rank_factor(utility: float | None) -> float:
     return 1.0 + settings.MEMORY_UTILITY_RANK_WEIGHT * (value - NEUTRAL_UTILITY)
 
 
-def _tier() -> Case:
-    """Memento's TTL tier of a memory, from our lifecycle: permanent (pinned, a preference or
-    importance >= 0.8, a preservation tag), hot (created or read within the grace window),
-    cold (archived), warm (the rest: active and dormant), as docs/intelligence.md maps them."""
-    from datetime import timedelta
-
-    from memories.services.lifecycle import PRESERVATION_TAGS
-
-    grace = timedelta(days=settings.MEMORY_DECAY_GRACE_DAYS)
-    last_touch = Coalesce(F("last_accessed_at"), F("created_at"))
-    return Case(
-        When(
-            Q(pinned=True)
-            | Q(memory_type="preference")
-            | Q(importance__gte=PERMANENT_IMPORTANCE)
-            | Q(tags__overlap=PRESERVATION_TAGS),
-            then=Value("permanent"),
-        ),
-        When(GreaterThan(last_touch, Now() - grace), then=Value("hot")),
-        When(state=MemoryState.ARCHIVED, then=Value("cold")),
-        default=Value("warm"),
-        output_field=CharField(),
-    )
-
-
 def quality_stats(*, project: Project) -> dict[str, Any]:
-    """The distribution of the project's live memories by lifecycle tier, the mean utility
-    score (of every memory, and of those assessed), and how many were assessed."""
+    """The distribution of the project's live memories by TTL tier (stored, Memento's), the
+    mean utility score (of every memory, and of those assessed), and how many were assessed."""
     live = Memory.objects.for_project(project).alive()
     by_tier = {tier: 0 for tier in TIERS}
-    rows = live.annotate(tier=_tier()).order_by().values("tier").annotate(n=Count("id"))
-    by_tier.update({row["tier"]: row["n"] for row in rows})
+    rows = live.order_by().values("ttl_tier").annotate(n=Count("id"))
+    by_tier.update({row["ttl_tier"]: row["n"] for row in rows})
     totals = live.aggregate(
         mean=Avg("utility_score"),
         assessed=Count("id", filter=Q(verified_at__isnull=False)),

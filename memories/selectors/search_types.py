@@ -76,3 +76,17 @@ class SearchHit:
     memory: Memory | Candidate  # whole rows once the dispatcher has paged the hits
     score: float
     parts: dict[str, float] = field(default_factory=dict)  # keyword, semantic, graph, confidence...
+    summarized: bool = False  # a token budget took the memory's summary, not its full text
+
+    @property
+    def tokens(self) -> int:
+        """What the hit costs a budget: its summary's tokens when the summary is sent."""
+        if self.summarized:
+            return int(getattr(self.memory, "summary_tokens", 0))
+        return int(self.memory.token_count)
+
+
+def summary_fits(memory: Memory | Candidate, room: int) -> bool:
+    """Whether the memory has a summary of at most `room` tokens (a whole row's fields)."""
+    summary_tokens = getattr(memory, "summary_tokens", 0) or 0
+    return bool(getattr(memory, "summary", "")) and 0 < summary_tokens <= room

@@ -14,9 +14,13 @@ memories it reached, each with its depth, and the links among them:
   through;
 - `include_parent_links`: the containment hierarchy (`part_of` / `contains`, a memory's
   parent and children) is followed too when `link_types` names other types. Without
-  `link_types` every type is followed, the hierarchy included.
+  `link_types` every type is followed, the hierarchy included;
+- a scope (`user_id`, `agent_id`, `run_id`): the walk starts from a memory of that scope and
+  stays inside it (the plan's `user_context`), neither returning nor walking through
+  another scope's memories.
 
-Every statement is scoped to the caller's project and skips soft-deleted memories.
+Every statement is scoped to the caller's project and agent namespace and skips soft-deleted
+memories.
 """
 
 from __future__ import annotations
@@ -30,8 +34,11 @@ from django.db import connection
 
 from memories.models import LinkType, Memory, MemoryLink, MemoryType
 from memories.selectors.memories import memories_by_id, memory_get
-from memoryplatform.lib.errors import InvalidInput
+from memoryplatform.lib.errors import InvalidInput, NotFound
 from tenants.models import Project
+from tenants.namespaces import SHARED_AGENT, current_namespace
+
+SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
 
 Direction = Literal["out", "in", "both"]
 Strategy = Literal["bfs", "dfs"]
@@ -62,6 +69,12 @@ class WalkFilter:
     memory_types: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     include_parent_links: bool = False
+    scope: tuple[tuple[str, str], ...] = ()  # (field, value) the memories reached must have
+    namespace: str | None = None  # the reading agent (tenants/namespaces.py)
+
+    def admits(self, memory: Memory) -> bool:
+        """Whether `memory` is inside the walk's scope (the start must be)."""
+        return all(getattr(memory, name) == value for name, value in self.scope)
 
     def followed_types(self) -> list[str]:
         if not self.link_types:
@@ -79,6 +92,10 @@ class WalkFilter:
             sql += " AND m.memory_type = ANY(%(memory_types)s)"
         if self.tags:
             sql += " AND m.tags @> %(tags)s::varchar[]"
+        for name, _ in self.scope:  # the names come from SCOPE_FIELDS, never from input
+            sql += f" AND m.{name} = %(scope_{name})s"
+        if self.namespace:
+            sql += " AND (m.agent_id = ANY(%(namespace)s) OR m.agent_id IS NULL)"
         return sql
 
     def params(self, project: Project) -> dict[str, Any]:
@@ -88,6 +105,8 @@ class WalkFilter:
             "types": self.followed_types(),
             "memory_types": list(self.memory_types),
             "tags": list(self.tags),
+            "namespace": [self.namespace, SHARED_AGENT],
+            **{f"scope_{name}": value for name, value in self.scope},
         }
 
 
@@ -209,14 +228,23 @@ def memory_traverse(
     memory_types: list[str] | None = None,
     tags: list[str] | None = None,
     include_parent_links: bool = False,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    run_id: str | None = None,
 ) -> MemoryGraph:
     """The live memories reachable from one memory over typed links; see the module."""
+    namespace = current_namespace()
+    given = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+    if namespace is not None and agent_id == namespace.agent:
+        given["agent_id"] = None  # it named the reading agent: its own and the shared pool
     walk = WalkFilter(
         link_types=tuple(link_types or ()),
         min_strength=min_strength,
         memory_types=tuple(memory_types or ()),
         tags=tuple(tags or ()),
         include_parent_links=include_parent_links,
+        scope=tuple((name, value) for name, value in given.items() if value),
+        namespace=namespace.agent if namespace is not None else None,
     )
     check_walk(
         depth=depth,
@@ -228,6 +256,8 @@ def memory_traverse(
     )
     deadline = time.monotonic() + time_budget_ms / 1000 if time_budget_ms else None
     center = memory_get(project=project, memory_id=memory_id)
+    if not walk.admits(center):
+        raise NotFound("memory not found")  # another scope's memory, as another project's
     walker = _Walker(_neighbours_sql(walk, direction), walk.params(project), deadline)
     if strategy == "dfs":
         walker.depth_first(center.pk, depth, max_nodes)
@@ -259,10 +289,16 @@ def _graph(
 
 
 def memory_causal_chain(
-    *, project: Project, memory_id: UUID | str, depth: int = 3, max_nodes: int = 100
+    *,
+    project: Project,
+    memory_id: UUID | str,
+    depth: int = 3,
+    max_nodes: int = 100,
+    **scope: str | None,
 ) -> MemoryGraph:
     """Causes and resolutions around a memory, typically an `error` (Memento `graph_explore`):
-    the walk follows only caused_by / causes / resolved_by links, both ways."""
+    the walk follows only caused_by / causes / resolved_by links, both ways, inside `scope`
+    (`user_id`, `agent_id`, `run_id`) when given."""
     return memory_traverse(
         project=project,
         memory_id=memory_id,
@@ -270,4 +306,5 @@ def memory_causal_chain(
         link_types=list(CAUSAL_LINK_TYPES),
         direction="both",
         max_nodes=max_nodes,
+        **scope,  # type: ignore[arg-type]
     )

@@ -29,7 +29,7 @@ from memories.services.keywords import extract_keywords
 from memories.services.tuning import tuning
 from memoryplatform.lib.bulk import update_rows
 from memoryplatform.lib.errors import InvalidInput, NotFound, parse_uuid
-from memoryplatform.lib.tokens import estimate_tokens
+from memoryplatform.lib.tokens import count_tokens
 from tenants.models import Project
 
 SUMMARY_CHARS = 200
@@ -94,7 +94,7 @@ def _compress(project: Project, memories: list[Memory]) -> int:
         )
         memory.content, memory.token_count, memory.compressed = (
             summary,
-            estimate_tokens(summary),
+            count_tokens(summary),
             True,
         )
     MemoryArchive.objects.filter(memory__in=memories).delete()  # a stale one, if any

@@ -62,8 +62,8 @@ def episode_start(
     if scope.is_empty:
         Scope.of({}, required=True)
     previous = episode_open_for_run(project=project, run_id=scope.run_id)
-    if previous is not None:
-        episode_close(project=project, episode_id=previous.pk, actor=actor)
+    if previous is not None:  # the session goes on: its working memory stays
+        episode_close(project=project, episode_id=previous.pk, actor=actor, end_session=False)
     episode = Episode(project=project, name=name, metadata=metadata, **scope.as_dict())
     try:
         with transaction.atomic():
@@ -85,9 +85,11 @@ def episode_close(
     actor: Actor,
     summary: Any = None,
     summarize: bool = True,
+    end_session: bool = True,
 ) -> Episode:
     """Close an episode: `ended_at` now and its summary (see the module docstring; none with
-    `summarize` false and no `summary`). Closing a closed episode changes nothing."""
+    `summarize` false and no `summary`), and with `end_session` its run's working memory
+    (services/layers.py, `session_close`). Closing a closed episode changes nothing."""
     pk = parse_uuid(episode_id, what="episode")
     episode = Episode.objects.select_for_update().filter(project=project, pk=pk).first()
     if episode is None:
@@ -102,6 +104,10 @@ def episode_close(
     if text:
         _store_summary(project, episode, text, actor)
     _emit(project, episode, "episode_closed")
+    if end_session and episode.run_id:
+        from memories.services.layers import session_close
+
+        session_close(project=project, session_id=episode.run_id, actor=actor)
     return episode
 
 

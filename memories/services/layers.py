@@ -20,6 +20,13 @@ left untouched (neither stored nor read) for the project's `short_term_ttl_hours
 entry whose reason is "short_term_expired" and a `memory_deleted` event, so nothing a user
 stored vanishes without a cause they can see, and `POST /memories/{id}/restore/` brings it
 back. Both steps work in batches of BATCH_SIZE, one transaction each, until none is left.
+
+A session's working memory (its run's short-term memories; Memento's `scope: "session"`)
+ends with the session (`session_close`): explicitly (an episode of the run closed, `reflect`,
+`POST /session/close/`, the MCP session's end) or after `session_idle_minutes` without a
+write or read (`sessions_close_idle`, a job every few minutes). What the promotion rule keeps
+(and what the caller names in `promote`) moves to long-term; the rest is soft-deleted with the
+reason "session_closed", restorable, and one `session_closed` event sums it up.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Max, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -43,7 +50,9 @@ from memoryplatform.lib.errors import InvalidInput, check_choice
 from tenants.models import Project
 
 EXPIRY_REASON = "short_term_expired"
+SESSION_CLOSED_REASON = "session_closed"
 PROMOTION_REASON = "promoted"
+MAX_PROMOTE = 1000
 BATCH_SIZE = 1000
 REPORTED_IDS = 100
 
@@ -211,3 +220,105 @@ def _emit(project: Project, type: Any, ids: list[str]) -> None:
         type=type,
         data={"count": len(ids), "ids": ids[:REPORTED_IDS]},
     )
+
+
+# --- sessions ---------------------------------------------------------------------------
+
+
+@dataclass
+class SessionCloseReport:
+    session_id: str
+    promoted_ids: list[str] = field(default_factory=list)
+    expired_ids: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "promoted": len(self.promoted_ids),
+            "expired": len(self.expired_ids),
+            "promoted_ids": self.promoted_ids[:REPORTED_IDS],
+            "expired_ids": self.expired_ids[:REPORTED_IDS],
+        }
+
+
+def check_promote(values: Any) -> list[Any]:
+    """Memory ids a caller promotes out of a session's working memory."""
+    from memoryplatform.lib.errors import parse_uuid
+
+    if values is None:
+        return []
+    if not isinstance(values, list) or len(values) > MAX_PROMOTE:
+        message = f"a list of at most {MAX_PROMOTE} memory ids"
+        raise InvalidInput(message, fields={"promote": [message]})
+    try:
+        return [parse_uuid(value, what="memory") for value in values]
+    except Exception as exc:
+        raise InvalidInput("not a memory id", fields={"promote": ["not a memory id"]}) from exc
+
+
+@transaction.atomic
+def session_close(
+    *,
+    project: Project,
+    session_id: str,
+    actor: Actor,
+    promote: list[Any] | None = None,
+    reason: str = SESSION_CLOSED_REASON,
+) -> SessionCloseReport:
+    """End a session's working memory: its run's live short-term memories that the promotion
+    rule keeps, and those in `promote`, move to long-term; the others are soft-deleted (each
+    with a DELETE history entry naming `reason` and a `memory_deleted` event). One
+    `session_closed` event. A session with no working memory left changes nothing."""
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise InvalidInput("session_id is required", fields={"session_id": ["required"]})
+    wanted = check_promote(promote)
+    report = SessionCloseReport(session_id)
+    working = _short_term(project).filter(run_id=session_id)
+    kept = Q(pk__in=promotable(project).filter(run_id=session_id).values("pk")) | Q(pk__in=wanted)
+    report.promoted_ids = _promote_batch(project, actor, working.filter(kept))
+    from memories.services.memories import soft_delete
+
+    doomed = list(working.exclude(kept).select_for_update().defer("embedding"))
+    soft_delete(project, doomed, actor, reason)
+    report.expired_ids = [str(memory.pk) for memory in doomed]
+    if report.promoted_ids or report.expired_ids:
+        emit(
+            project_id=project.pk,
+            project_slug=project.slug,
+            type="session_closed",
+            data=report.as_dict(),
+            scope={"run_id": session_id},
+        )
+    return report
+
+
+def idle_sessions(project: Project, now: datetime) -> list[str]:
+    """The runs whose working memory nobody wrote or read for the project's
+    `session_idle_minutes` (none when that is 0)."""
+    minutes = tuning(project, "session_idle_minutes")
+    if isinstance(minutes, bool) or not isinstance(minutes, int | float) or minutes < 0:
+        message = "session_idle_minutes must be a number of minutes, 0 for explicit closes only"
+        raise InvalidInput(message, fields={"session_idle_minutes": [message]})
+    if not minutes:
+        return []
+    cutoff = now - timedelta(minutes=float(minutes))
+    runs = (
+        _short_term(project)
+        .filter(run_id__isnull=False)
+        .values("run_id")
+        .annotate(touched=Max(Coalesce("last_accessed_at", "created_at")))
+        .filter(touched__lt=cutoff)
+        .order_by("run_id")
+    )
+    return [row["run_id"] for row in runs]
+
+
+def sessions_close_idle(
+    *, project: Project, actor: Actor, now: datetime | None = None
+) -> list[SessionCloseReport]:
+    """Close every session idle past the project's `session_idle_minutes`."""
+    now = now or timezone.now()
+    return [
+        session_close(project=project, session_id=run, actor=actor)
+        for run in idle_sessions(project, now)
+    ]

@@ -49,6 +49,7 @@ from django.utils import timezone
 
 from memories.models import PERMANENT_IMPORTANCE, MaintenanceState, Memory, MemoryState
 from memories.selectors.filters import effective_confidence
+from memories.services.tiers import STALE_REASON, memories_demote_tiers, stale_q
 from memories.services.tuning import tuning
 from memories.services.utility import decay_factor_sql
 from memoryplatform.events import emit
@@ -158,6 +159,7 @@ class DecayReport:
     compressed: int = 0  # archived memories whose text became a summary
     restored: int = 0  # compressed memories that left the archived state, text restored
     paused: bool = False  # the scheduled run found this project's decay paused
+    tiers: dict[str, int] = field(default_factory=dict)  # TTL tier demotions ("hot>warm": n)
 
     @property
     def promoted(self) -> int:
@@ -206,6 +208,7 @@ def memories_decay(
         if progress:
             progress(scanned)
     report.transitions = dict(transitions)
+    report.tiers = memories_demote_tiers(project=project, now=now)
     report.compressed = memories_compress(project=project)
     report.restored = memories_decompress_revived(project=project)
     MaintenanceState.objects.update_or_create(project=project, defaults={"last_decay_at": now})
@@ -358,7 +361,8 @@ WITH changed AS (
     INSERT INTO memories_memoryhistory (id, project_id, memory_id, event, old_content,
         new_content, old_values, new_values, actor, user_id, agent_id, run_id, created_at)
     SELECT gen_random_uuid(), project_id, id, 'DELETE', content, NULL, '{}'::jsonb,
-           jsonb_build_object('reason', 'pruned', 'threshold', %(threshold)s),
+           CASE WHEN id = ANY(%(stale)s::uuid[]) THEN jsonb_build_object('reason', %(stale_reason)s)
+                ELSE jsonb_build_object('reason', 'pruned', 'threshold', %(threshold)s) END,
            %(actor)s, user_id, agent_id, run_id, %(now)s
     FROM changed
 )
@@ -375,6 +379,7 @@ class PruneReport:
     pruned: int = 0
     purged: int = 0
     pruned_ids: list[str] = field(default_factory=list)
+    stale: int = 0  # of them, cold and stale (the project's `tier_expiry`)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -393,13 +398,17 @@ def prune_threshold(project: Project, threshold: float | None = None) -> float:
 def prune_candidates(
     *, project: Project, threshold: float | None = None, now: datetime | None = None
 ) -> QuerySet[Memory]:
-    """The live memories a prune would remove now, lowest effective confidence first: below
-    the threshold, and none that is pinned, preserved (tag or date), a preference or of
-    importance >= 0.8. Each carries `effective_confidence`."""
-    from django.db.models import Q
+    """The live memories a prune would remove now: below the effective-confidence threshold
+    or, with the project's `tier_expiry`, cold and stale (services/tiers.py; these first,
+    as they go first), and none that is pinned, preserved (tag or date), a preference or of
+    importance >= 0.8. Each carries `effective_confidence` and `stale`; the rest lowest
+    effective confidence first."""
+    from django.db.models import Case, Q, Value, When
+    from django.db.models.functions import Coalesce
 
     threshold = prune_threshold(project, threshold)
     now = now or timezone.now()
+    stale = stale_q(project, now)
     return (
         Memory.objects.for_project(project)
         .alive()
@@ -410,9 +419,13 @@ def prune_candidates(
             Q(metadata__has_key="preserved_until")
             & Q(metadata__preserved_until__gt=now.astimezone(UTC).strftime(_ISO))
         )
-        .annotate(effective_confidence=effective_confidence())
-        .filter(effective_confidence__lt=threshold)
-        .order_by("effective_confidence", "pk")
+        .alias(touched=Coalesce("last_accessed_at", "created_at"))
+        .annotate(
+            effective_confidence=effective_confidence(),
+            stale=Case(When(stale, then=Value(True)), default=Value(False)),
+        )
+        .filter(Q(effective_confidence__lt=threshold) | stale)
+        .order_by("-stale", "effective_confidence", "pk")
     )
 
 
@@ -437,9 +450,12 @@ def memories_prune(
     )
     if scheduled and not report.enabled:
         return report
-    ids = list(
-        prune_candidates(project=project, threshold=threshold, now=now).values_list("pk", flat=True)
+    rows = list(
+        prune_candidates(project=project, threshold=threshold, now=now).values_list("pk", "stale")
     )
+    ids = [pk for pk, _ in rows]
+    stale = [pk for pk, is_stale in rows if is_stale]
+    report.stale = len(stale)
     report.pruned_ids = [str(pk) for pk in ids[:REPORTED_IDS]]
     cutoff = now - timedelta(days=settings.MEMORY_EXPIRED_RETENTION_DAYS)
     purgeable = Memory.objects.for_project(project).filter(
@@ -449,7 +465,8 @@ def memories_prune(
         report.pruned = len(ids)
         report.purged = purgeable.count()
         return report
-    params = {"now": now, "threshold": threshold, "actor": str(actor)}
+    params = {"now": now, "threshold": threshold, "actor": str(actor), "stale": stale}
+    params["stale_reason"] = STALE_REASON
     pruned: list[str] = []
     for start in range(0, len(ids), BATCH_SIZE):
         chunk = ids[start : start + BATCH_SIZE]

@@ -29,6 +29,24 @@ def check_link_type(value: Any) -> str:
     return check_choice("link_type", value, LinkType.values)
 
 
+ORIGINAL_TYPE_KEY = "original_link_type"
+
+
+def legacy_link(row: dict[str, Any]) -> dict[str, Any]:
+    """A link row from an import with its type in the vocabulary: a type outside it (legacy
+    data) becomes `relates_to`, the original kept in `metadata.original_link_type`, as the
+    graph and decay plan maps unknown relation types."""
+    kind = row.get("link_type")
+    if not isinstance(kind, str) or kind in LinkType.values:
+        return row
+    metadata = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+    return {
+        **row,
+        "link_type": LinkType.RELATES_TO,
+        "metadata": {**metadata, ORIGINAL_TYPE_KEY: kind},
+    }
+
+
 @transaction.atomic
 def memory_link_create(
     *,

@@ -19,6 +19,7 @@ from memories.models import (
     Memory,
     MemoryHistory,
     default_importance,
+    infer_ttl_tier,
 )
 from memories.services.content import (
     SCOPE_FIELDS,
@@ -33,12 +34,13 @@ from memories.services.content import (
 )
 from memories.services.embedding import embed_or_none
 from memories.services.layers import check_layer, layer_on_write
+from memories.services.summaries import summaries_enqueue, summary_cleared
 from memories.services.utility import utility_enqueue
 from memoryplatform.events import EventScope, EventType, emit_many
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, parse_uuid
 from memoryplatform.lib.hooks import run_hooks
-from memoryplatform.lib.tokens import estimate_tokens
+from memoryplatform.lib.tokens import count_tokens
 from tenants.models import Project
 
 DUPLICATE_CONSTRAINT = "memory_unique_live_content_per_scope"
@@ -191,9 +193,10 @@ def _build(project: Project, data: MemoryInput, embedding: list[float] | None) -
     return Memory(
         project=project,
         **values,
+        ttl_tier=infer_ttl_tier(values["memory_type"], values["importance"]),
         **scope.as_dict(),
         content_hash=content_hash(values["content"]),
-        token_count=estimate_tokens(values["content"]),
+        token_count=count_tokens(values["content"]),
         embedding=embedding,
     )
 
@@ -266,6 +269,7 @@ def _after_inserts(project: Project, results: list[CreateResult], items: list[Me
     if created:
         count_insert(project=project, count=len(created))
         utility_enqueue(project=project, memory_ids=created)
+        summaries_enqueue(project=project, memories=[r.memory for r in results if r.created])
 
 
 def _check_not_doomed() -> None:
@@ -314,9 +318,12 @@ def memory_update(
         setattr(memory, name, value)
     if "content" in changed:
         memory.content_hash = content_hash(memory.content)
-        memory.token_count = estimate_tokens(memory.content)
+        memory.token_count = count_tokens(memory.content)
         memory.embedding = embed_or_none([memory.content])[0]
         memory.version += 1
+        summary_cleared(memory)
+    if "memory_type" in changed or "importance" in changed:  # Memento's inference, again
+        memory.ttl_tier = infer_ttl_tier(memory.memory_type, memory.importance)
     memory.updated_at = timezone.now()
     try:
         with transaction.atomic():
@@ -334,6 +341,7 @@ def memory_update(
         run_hooks("memories_stored", project=project, stored=[(memory, True, [])])
         _check_not_doomed()
         utility_enqueue(project=project, memory_ids=[memory.pk])
+        summaries_enqueue(project=project, memories=[memory])
     return memory
 
 

@@ -19,6 +19,7 @@ from memories.models import Memory
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memories_by_importance, memory_get
 from memories.selectors.search import SearchResult, memory_search
+from memories.selectors.search.dispatch import in_namespace
 from memories.selectors.search.sources import SourcesResult, search_sources
 from memories.selectors.search_types import SearchHit, SearchQuery
 from memories.services.reinforcement import memories_reinforce_later
@@ -39,6 +40,7 @@ def memories_recall(*, project: Project, query: SearchQuery) -> SearchResult:
     """A search whose results are returned to the caller, and so reinforced; the
     `search_completed` hooks count it (analytics' search statistics)."""
     started = time.perf_counter()
+    query = in_namespace(query)  # one agent's answer is never another's from the cache
     result, cached = result_cache.cached(
         project.pk,
         _cache_key(query),
@@ -65,6 +67,7 @@ def memories_recall_across_sources(
     """A search of memories and registered sources (document passages) ranked together:
     the memories returned are reinforced and the search counted, as `memories_recall`."""
     started = time.perf_counter()
+    query = in_namespace(query)
     result, cached = result_cache.cached(
         project.pk,
         _cache_key(query, sources),

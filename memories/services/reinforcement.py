@@ -1,6 +1,7 @@
 """Reinforcement: a memory that is returned (by search or a GET) gets stronger.
 
-access_count + 1, last_accessed_at = now, confidence + step capped at 1.0.
+access_count + 1, last_accessed_at = now, confidence + step capped at 1.0, and a warm or
+cold memory back in Memento's hot tier.
 
 Entry points call `memories_reinforce_later` once they have answered. Outside a transaction
 the reads are queued, and the reads of the next MEMORY_REINFORCEMENT_DELAY_MS (200 ms) are
@@ -42,7 +43,8 @@ logger = logging.getLogger(__name__)
 _REINFORCE_SQL = f"""UPDATE {connection.ops.quote_name(Memory._meta.db_table)} AS m
 SET access_count = m.access_count + r.reads,
     last_accessed_at = GREATEST(m.last_accessed_at, r.read_at),
-    confidence = LEAST(m.confidence + %s * r.reads, 1.0)
+    confidence = LEAST(m.confidence + %s * r.reads, 1.0),
+    ttl_tier = CASE WHEN m.ttl_tier IN ('warm', 'cold') THEN 'hot' ELSE m.ttl_tier END
 FROM unnest(%s::bigint[], %s::uuid[], %s::integer[], %s::timestamptz[])
     AS r(project_id, id, reads, read_at)
 WHERE m.project_id = r.project_id AND m.id = r.id AND m.deleted_at IS NULL

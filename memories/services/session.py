@@ -10,12 +10,15 @@ from django.db.models import Case, Q, QuerySet, When
 
 from memories.models import Episode, Memory, MemoryLayer, MemoryType, default_importance
 from memories.selectors.episodes import episode_open_for_run
+from memories.selectors.search_types import summary_fits
 from memories.services.bulk import memories_create_bulk
 from memories.services.content import Scope, check_metadata
+from memories.services.layers import SessionCloseReport, check_promote, session_close
 from memories.services.memories import MemoryInput
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import InvalidInput, check_count
 from tenants.models import Project
+from tenants.namespaces import current_namespace
 
 # reflect parameter -> memory type (Memento); open questions are facts tagged as such
 REFLECT_FIELDS = {
@@ -39,6 +42,26 @@ def _strings(name: str, value: Any) -> list[str]:
     return [v.strip() for v in value if v.strip()]
 
 
+@dataclass
+class Reflection:
+    results: list[Any]  # the create results in order, the summary first
+    session: SessionCloseReport | None  # the session's working memory, closed
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "results": [
+                {
+                    "id": str(result.memory.pk),
+                    "memory_type": result.memory.memory_type,
+                    "content": result.memory.content,
+                    "created": result.created,
+                }
+                for result in self.results
+            ],
+            "session": self.session.as_dict() if self.session is not None else None,
+        }
+
+
 @transaction.atomic
 def session_reflect(
     *,
@@ -49,11 +72,14 @@ def session_reflect(
     session_id: str | None = None,
     lists: dict[str, Any] | None = None,
     task_effectiveness: dict[str, Any] | None = None,
-) -> list[Any]:
-    """Turn a session summary into typed memories; returns the create results in order
-    (summary first). `session_id` becomes the memories' run_id when no run_id is given.
-    The memories join the run's open episode, which the reflection then closes with
-    `summary` as its summary (the summary memory is episodic)."""
+    promote: list[Any] | None = None,
+) -> Reflection:
+    """Turn a session summary into typed memories (the summary first). `session_id` becomes
+    the memories' run_id when no run_id is given. The memories join the run's open episode,
+    which the reflection then closes with `summary` as its summary (the summary memory is
+    episodic), and the session ends: its working memory leaves but for what the promotion
+    rule keeps and `promote` names (services/layers.py, `session_close`)."""
+    wanted = check_promote(promote)
     if not isinstance(summary, str) or not summary.strip():
         raise InvalidInput("summary is required", fields={"summary": ["must not be empty"]})
     scope = Scope(scope.user_id, scope.agent_id, scope.run_id or session_id)
@@ -92,7 +118,12 @@ def session_reflect(
             )
     results = memories_create_bulk(project=project, items=items, actor=actor)
     _close_episode(project, scope, actor, summary.strip())
-    return results
+    session = None
+    if scope.run_id:
+        session = session_close(
+            project=project, session_id=scope.run_id, actor=actor, promote=wanted
+        )
+    return Reflection(results, session)
 
 
 def _close_episode(project: Project, scope: Scope, actor: Actor, summary: str) -> None:
@@ -101,7 +132,13 @@ def _close_episode(project: Project, scope: Scope, actor: Actor, summary: str) -
     owner = {"user_id": scope.user_id, "agent_id": scope.agent_id}
     episode = episode_open_for_run(project=project, run_id=scope.run_id, **owner)
     if episode is not None:
-        episode_close(project=project, episode_id=episode.pk, actor=actor, summary=summary)
+        episode_close(
+            project=project,
+            episode_id=episode.pk,
+            actor=actor,
+            summary=summary,
+            end_session=False,  # the reflection ends it, with what it promotes
+        )
 
 
 @dataclass
@@ -113,21 +150,31 @@ class SessionContext:
     episode: Episode | None = None  # the session's open episode, if any
 
     def as_text(self) -> str:
-        lines = [f"[{m.memory_type}] {m.content}" for m in self.core]
+        lines = [_line(m) for m in self.core]
         if self.episode is not None:
             lines += ["", f"Current episode: {self.episode.name or self.episode.pk}"]
         if self.working:
             lines += ["", "Working memory (this session):"]
-            lines += [f"[{m.memory_type}] {m.content}" for m in self.working]
+            lines += [_line(m) for m in self.working]
         return "\n".join(lines)
 
 
+def _line(memory: Memory) -> str:
+    if getattr(memory, "summarized", False):
+        return f"[{memory.memory_type}] (summary) {memory.summary}"
+    return f"[{memory.memory_type}] {memory.content}"
+
+
 def _fill(queryset: QuerySet[Memory], budget: int, limit: int = 200) -> tuple[list[Memory], int]:
+    """Memories in order while they fit; one whose full text does not fit goes as its
+    summary when that does (`summarized`), else a shorter memory further down may."""
     chosen, used = [], 0
     for memory in queryset[:limit]:
         cost = memory.token_count or 1
         if used + cost > budget:
-            continue  # a shorter memory further down may still fit
+            if not summary_fits(memory, budget - used):
+                continue
+            memory.summarized, cost = True, memory.summary_tokens  # type: ignore[attr-defined]
         chosen.append(memory)
         used += cost
     return chosen, used
@@ -152,11 +199,14 @@ def session_context(
     unknown = [t for t in types if t not in MemoryType.values]
     if unknown:
         raise InvalidInput("unknown memory type", fields={"types": unknown})
-    base = Memory.objects.for_project(project).alive()
-    base = base.defer("embedding", "search_vector")
+    base = Memory.objects.for_project(project).alive()  # within the caller's agent namespace
+    base = base.defer("embedding", "search_vector", "summary_embedding")
     owner = Scope(scope.user_id, scope.agent_id, None)
     if owner.is_empty and not session_id:
         Scope.of({}, required=True)
+    namespace = current_namespace()
+    if namespace is not None and owner.agent_id == namespace.agent:
+        owner = Scope(owner.user_id, None, None)  # the reading agent: its own and the pool's
     core_qs = base.filter(memory_type__in=types, **owner.as_filter()).order_by(
         "-pinned", "-importance", "-decay_score", "-created_at"
     )

@@ -26,6 +26,10 @@ DEFAULTS = {
     "decay_link_boost": "MEMORY_DECAY_LINK_BOOST",
     "archive_compress_chars": "MEMORY_ARCHIVE_COMPRESS_CHARS",
     "short_term_ttl_hours": "MEMORY_SHORT_TERM_TTL_HOURS",
+    "session_idle_minutes": "MEMORY_SESSION_IDLE_MINUTES",
+    "tier_expiry": "MEMORY_TIER_EXPIRY",
+    "stale_thresholds": "MEMORY_STALE_THRESHOLDS",
+    "delete_decisions": "MEMORY_DELETE_DECISIONS",
 }
 
 

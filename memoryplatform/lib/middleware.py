@@ -27,7 +27,18 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.middleware.security import SecurityMiddleware
 
 # key-authenticated APIs: ours, and mem0's paths (compat/mem0) that its clients call
-API_PREFIX = ("/api/v1/", "/v1/", "/v2/", "/v3/")
+API_PREFIX = (
+    "/api/v1/",
+    "/v1/",
+    "/v2/",
+    "/v3/",
+    # the SQL-native server's unversioned paths (compat/sqlnative)
+    "/api/memories",
+    "/api/entities",
+    "/api/relations",
+    "/api/analytics/",
+    "/api/events",
+)
 
 
 class _Inline:

@@ -1,6 +1,7 @@
 """Vectors missing or from another model, in every table that stores one.
 
-Memories, entities and document chunks each keep a vector of their text. A vector is missing
+Memories, entities and document chunks each keep a vector of their text (and long memories
+one of their summary). A vector is missing
 when the provider failed at write time (an update re-embeds new text at once; a failure
 leaves it null), and stale when the configured model is not the one recorded in
 `EmbeddingSpace` (vectors of two models are not comparable). `embeddings_refresh` fills the
@@ -56,6 +57,7 @@ class EmbeddedTable:
     live: Q = field(default_factory=Q)
     # fill one project's missing vectors through the owning app's service instead
     fill_missing: Callable[[Project], int] | None = None
+    vector: str = "embedding"  # the column that holds the vector
 
 
 def _fill_memories(project: Project) -> int:
@@ -90,6 +92,14 @@ TABLES: tuple[EmbeddedTable, ...] = (
     ),
     EmbeddedTable(
         "chunks", DocumentChunk, ("content",), lambda c: c.content, fill_missing=_fill_chunks
+    ),
+    EmbeddedTable(
+        "memory_summaries",
+        Memory,
+        ("summary",),
+        lambda m: m.summary,
+        Q(deleted_at__isnull=True) & ~Q(summary=""),
+        vector="summary_embedding",
     ),
 )
 
@@ -166,7 +176,7 @@ def _refresh(
         return done, 0
     rows = table.model._default_manager.filter(table.live, project=project)
     if not everything:
-        rows = rows.filter(embedding__isnull=True)
+        rows = rows.filter(**{f"{table.vector}__isnull": True})
     done = failed = 0
     last = None
     while True:
@@ -187,7 +197,7 @@ def _embed_batch(table: EmbeddedTable, batch: list[Any]) -> int:
     ready = []
     for row, vector in zip(batch, vectors, strict=True):
         if vector is not None:
-            row.embedding = vector
+            setattr(row, table.vector, vector)
             ready.append(row)
-    update_rows(ready, ["embedding"])
+    update_rows(ready, [table.vector])
     return len(ready)

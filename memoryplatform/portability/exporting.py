@@ -137,7 +137,10 @@ def _write_section(
     total = queryset.count() if progress else 0
     rows = queryset.order_by("pk").values(*exported_columns(section, embeddings=embeddings))
     written = 0
-    for values in rows.iterator(chunk_size=BATCH):
+    batch = 20 if section.export else BATCH  # rows that carry a file's bytes: a few at a time
+    for values in rows.iterator(chunk_size=batch):
+        if section.export is not None:
+            section.export(values)
         _line(
             handle, {"section": section.name, "data": dump(section, values, embeddings=embeddings)}
         )

@@ -247,6 +247,9 @@ def project_import(
         except IntegrityError as exc:
             raise ImportRefused([Problem(0, "rows", _conflict(exc))]) from exc
         report.inserted, report.present = writer.inserted, writer.present
+        for section in SECTIONS:
+            if section.after_import is not None and report.inserted.get(section.name):
+                section.after_import(project=project)
         report.indexed = index_pending_vectors(project=project).indexed
         if embed:
             report.embedded = _embed_missing(project)

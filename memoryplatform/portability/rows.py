@@ -20,11 +20,14 @@ from memoryplatform.portability.sections import Section
 
 
 def encode(value: Any) -> Any:
-    """A column's value as JSON can hold it (vectors as lists of floats)."""
+    """A column's value as JSON can hold it (bytes as base64 text, which Django's
+    BinaryField reads back)."""
     if isinstance(value, dt.datetime | dt.date):
         return value.isoformat()
     if isinstance(value, uuid.UUID):
         return str(value)
+    if isinstance(value, bytes | memoryview):
+        return base64.b64encode(bytes(value)).decode("ascii")
     return value
 
 
@@ -83,6 +86,8 @@ def load(section: Section, data: Any, *, dimensions: int) -> dict[str, Any]:
     before a column existed); missing vectors stay unset (computed after the import)."""
     if not isinstance(data, dict):
         raise RowError("data", "a JSON object expected")
+    if section.normalize is not None:
+        data = section.normalize(data)
     known = {field.attname: field for field in section.fields}
     unknown = sorted(set(data) - set(known))
     if unknown:

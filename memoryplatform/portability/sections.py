@@ -27,7 +27,8 @@ from django.db import models
 from pgvector.django import VectorField
 
 from analytics.models import ToolFeedback
-from documents.models import Document, DocumentChunk, MemoryRef
+from documents.models import ChunkEntity, Document, DocumentChunk, DocumentOriginal, MemoryRef
+from documents.services.originals import inline_for_export, originals_settle
 from entities.models import Entity, EntityMemory, Relation, Tag
 from memories.models import (
     ContradictionReview,
@@ -39,6 +40,7 @@ from memories.models import (
     MemoryLink,
     ProjectPrompt,
 )
+from memories.services.links import legacy_link
 from tenants.models import Project
 
 
@@ -58,6 +60,12 @@ class Section:
     exclude: tuple[str, ...] = ()  # attnames that never travel
     # adjusts a row's values (by attname) before it is written
     prepare: Callable[[dict[str, Any]], None] | None = None
+    # maps a row as read (legacy values) to what the model takes, before it is checked
+    normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # adjusts a row's values before it goes into the file (an original's bytes read in)
+    export: Callable[[dict[str, Any]], None] | None = None
+    # what follows an import's commit for the project (originals moved to their storage)
+    after_import: Callable[..., Any] | None = None
 
     @cached_property
     def fields(self) -> tuple[models.Field, ...]:
@@ -100,7 +108,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("episodes", Episode),
     Section("memories", Memory, prepare=defer_vector),
     Section("memory_history", MemoryHistory),
-    Section("memory_links", MemoryLink),
+    Section("memory_links", MemoryLink, normalize=legacy_link),
     Section("memory_archives", MemoryArchive),
     Section("contradictions", ContradictionReview),
     Section("memory_feedback", MemoryFeedback, natural_key=("memory_id", "created_at", "actor")),
@@ -117,6 +125,13 @@ SECTIONS: tuple[Section, ...] = (
     Section("documents", Document),
     Section("document_chunks", DocumentChunk, natural_key=("document_id", "ordinal")),
     Section("memory_refs", MemoryRef, natural_key=("memory_id", "chunk_id")),
+    Section(
+        "document_originals",
+        DocumentOriginal,
+        export=inline_for_export,
+        after_import=originals_settle,
+    ),
+    Section("chunk_entities", ChunkEntity, natural_key=("chunk_id", "entity_id")),
     Section("project_prompts", ProjectPrompt, natural_key=("kind", "version")),
     Section("tool_feedback", ToolFeedback, natural_key=("tool_name", "created_at", "actor")),
 )

@@ -185,6 +185,14 @@ MEMORY_SHORT_TERM_PROMOTE_ACCESSES = env_int("MEMORY_SHORT_TERM_PROMOTE_ACCESSES
 MEMORY_SHORT_TERM_SESSION_BOOST = env_float(
     "MEMORY_SHORT_TERM_SESSION_BOOST", 0.1, minimum=0, maximum=1
 )
+# A session's working memory (its run's short-term memories) ends with the session: closed
+# explicitly, or after this many minutes without a write or read (project setting
+# `session_idle_minutes`; 0: only explicit closes). Memento's sessions last 60 minutes idle.
+MEMORY_SESSION_IDLE_MINUTES = env_float("MEMORY_SESSION_IDLE_MINUTES", 60.0, minimum=0)
+# Agent namespaces (tenants/namespaces.py): an agent reads its own memories and the shared
+# pool. Off by default; a project's `agent_namespaces` setting, or the memento MCP profile,
+# turns them on.
+MEMORY_AGENT_NAMESPACES = env_bool("MEMORY_AGENT_NAMESPACES", False)
 # Uploaded documents (docs/documents.md): caps on what one upload may cost, and chunking.
 MEMORY_DOCUMENT_MAX_BYTES = env_int("MEMORY_DOCUMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=1)
 MEMORY_DOCUMENT_MAX_PAGES = env_int("MEMORY_DOCUMENT_MAX_PAGES", 500, minimum=1)
@@ -192,6 +200,21 @@ MEMORY_DOCUMENT_MAX_CHUNKS = env_int("MEMORY_DOCUMENT_MAX_CHUNKS", 5000, minimum
 MEMORY_DOCUMENT_CHUNK_CHARS = env_int("MEMORY_DOCUMENT_CHUNK_CHARS", 1200, minimum=100)
 MEMORY_DOCUMENT_CHUNK_OVERLAP = env_int("MEMORY_DOCUMENT_CHUNK_OVERLAP", 150, minimum=0)
 MEMORY_DOCUMENT_EMBED_BATCH = env_int("MEMORY_DOCUMENT_EMBED_BATCH", 64, minimum=1)
+# Summaries (memories/services/summaries.py): memories of at least MEMORY_SUMMARY_MIN_TOKENS
+# tokens (0: none) and document chunks get one of up to MEMORY_SUMMARY_SENTENCES sentences and
+# MEMORY_SUMMARY_MAX_CHARS characters, written in the background (the LLM's when configured).
+MEMORY_SUMMARY_MIN_TOKENS = env_int("MEMORY_SUMMARY_MIN_TOKENS", 150, minimum=0)
+MEMORY_SUMMARY_SENTENCES = env_int("MEMORY_SUMMARY_SENTENCES", 3, minimum=1)
+MEMORY_SUMMARY_MAX_CHARS = env_int("MEMORY_SUMMARY_MAX_CHARS", 400, minimum=40)
+# Where the originals of uploaded documents are kept (documents/storage.py): `filesystem` (under
+# MEMORY_DATA_DIR/documents), `filesystem:/path`, `database`, or `s3://bucket/prefix` (the
+# `s3` extra); originals of at most MEMORY_DOCUMENT_INLINE_BYTES stay in the database anyway.
+MEMORY_DOCUMENT_STORAGE = env_str("MEMORY_DOCUMENT_STORAGE", "filesystem")
+MEMORY_DOCUMENT_INLINE_BYTES = env_int("MEMORY_DOCUMENT_INLINE_BYTES", 256 * 1024, minimum=0)
+MEMORY_DOCUMENT_S3_ENDPOINT_URL = env_str("MEMORY_DOCUMENT_S3_ENDPOINT_URL", "")
+MEMORY_DOCUMENT_S3_REGION = env_str("MEMORY_DOCUMENT_S3_REGION", "")
+MEMORY_DOCUMENT_S3_ACCESS_KEY_ID = env_str("MEMORY_DOCUMENT_S3_ACCESS_KEY_ID", "")
+MEMORY_DOCUMENT_S3_SECRET_ACCESS_KEY = env_str("MEMORY_DOCUMENT_S3_SECRET_ACCESS_KEY", "")
 # Days of per-day search statistics kept (analytics.SearchStat, a rolling table).
 MEMORY_ANALYTICS_SEARCH_DAYS = env_int("MEMORY_ANALYTICS_SEARCH_DAYS", 90, minimum=1)
 # A repeated search within this many seconds is answered from the process's result cache,
@@ -448,10 +471,28 @@ MEMORY_RATE_LIMITS = {
 # scope, `write` if it writes, else `read`. A view may also name its kind (`throttle_scope`).
 MEMORY_RATE_LIMIT_ROUTES = {
     "memory-search": "search",
+    "mem0-search": "search",  # mem0's platform, its open-source `/v1/` wrapper, its server
+    "oss-search": "search",
+    "mem0-server-search": "search",
     "session-context": "search",
     "memory-consolidate": "admin",
     "memory-decay-run": "admin",
     "memory-prune": "admin",
+    "session-close": "write",
+    # the SQL-native server's paths (compat/sqlnative)
+    "sqlnative-memory-search": "search",
+    "sqlnative-memory-consolidate": "admin",
+    "document-original": "read",
+    "document-rechunk": "write",
+    "graph-subgraph": "read",
+}
+# Event streams for other systems' clients (memoryplatform/sse.py `feed_view`): how each
+# writes the project's events. The SQL-native entity memory server's, at /api/events.
+MEMORY_EVENT_FEEDS = {
+    "sqlnative": {
+        "render": "compat.sqlnative.events.render",
+        "caught_up": "compat.sqlnative.events.in_sync",
+    },
 }
 # A statement of an HTTP request or an MCP tool call running longer than this is cancelled
 # (503, code `statement_timeout`); jobs and commands have no limit (0 = none for requests too).
@@ -583,6 +624,10 @@ MEMORY_EMBEDDING_WARMUP = env_bool("MEMORY_EMBEDDING_WARMUP", True)
 MEMORY_EMBEDDING_BASE_URL = env_str("MEMORY_EMBEDDING_BASE_URL", "")
 MEMORY_EMBEDDING_API_KEY = env_str("MEMORY_EMBEDDING_API_KEY", "")
 MEMORY_EMBEDDING_TIMEOUT = env_float("MEMORY_EMBEDDING_TIMEOUT", 30.0, minimum=0.1)
+# What counts the tokens of every budget (memoryplatform/lib/tokens.py): `embedding` the
+# embedding model's own tokenizer, `tiktoken:<encoding>` one of tiktoken's (from its cache),
+# `chars` ~4 characters a token. Counts are stored when a text is written.
+MEMORY_TOKENIZER = env_str("MEMORY_TOKENIZER", "embedding").strip()
 
 # LLM (optional): any OpenAI-compatible chat-completions server. Empty = offline mode.
 MEMORY_LLM_BASE_URL = env_str("MEMORY_LLM_BASE_URL", "")
@@ -615,6 +660,10 @@ MEMORY_BULK_VECTOR_INDEX = env_choice("MEMORY_BULK_VECTOR_INDEX", "inline", {"in
 # Connections the indexing job inserts deferred vectors with, at once (each insert is one
 # backend's CPU; pgvector's graph takes concurrent inserts).
 MEMORY_VECTOR_INDEX_WORKERS = env_int("MEMORY_VECTOR_INDEX_WORKERS", 2, minimum=1)
+# What `add` does with a DELETE decision (the model's, or offline an explicit end of a stored
+# state): `apply` soft-deletes the memory (history, event, restorable), `review` opens a
+# contradiction review instead; a project may set "delete_decisions" (docs/intelligence.md).
+MEMORY_DELETE_DECISIONS = env_choice("MEMORY_DELETE_DECISIONS", "apply", {"apply", "review"})
 MEMORY_CONTRADICTION_MIN_SIMILARITY = env_float(
     "MEMORY_CONTRADICTION_MIN_SIMILARITY", 0.6, minimum=0, maximum=1
 )
@@ -632,6 +681,13 @@ MEMORY_PRUNING = env_bool("MEMORY_PRUNING", True)
 # have their text compressed to a summary (0 = never; the full text is kept, restorable).
 MEMORY_DECAY_LINK_BOOST = env_float("MEMORY_DECAY_LINK_BOOST", 0.0, minimum=0)
 MEMORY_ARCHIVE_COMPRESS_CHARS = env_int("MEMORY_ARCHIVE_COMPRESS_CHARS", 400, minimum=0)
+# Memento's TTL tiers (hot / warm / cold / permanent, stored per memory): a memory turns cold
+# after half its type's stale threshold unread (days; a project's `stale_thresholds` overrides
+# them); with `tier_expiry` (project setting, or this) the prune job also removes cold
+# memories unread for the whole threshold. Off by default: decay ranks, pruning stays the
+# effective-confidence rule (docs/intelligence.md, "TTL tiers").
+MEMORY_STALE_THRESHOLDS = {"procedure": 30, "fact": 60, "decision": 90, "default": 60}
+MEMORY_TIER_EXPIRY = env_bool("MEMORY_TIER_EXPIRY", False)
 # Utility scoring of new and changed memories (a background job; memories/services/utility.py)
 # and its weight in search ranking: a score of 1 multiplies a hit by 1 + weight/2, 0 by
 # 1 - weight/2, the unassessed 0.5 by 1.

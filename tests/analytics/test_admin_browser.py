@@ -77,7 +77,8 @@ def messages(page: Any) -> str:
     return page.inner_text("ul.messagelist")
 
 
-def test_a_curator_resolves_a_contradiction_and_it_leaves_the_queue(login, add):
+def test_a_curator_resolves_a_contradiction_and_it_leaves_the_queue(login, add, settings):
+    settings.MEMORY_DELETE_DECISIONS = "review"
     add("I am vegetarian")
     add("I started eating meat again")
     review = ContradictionReview.objects.get()

@@ -120,7 +120,8 @@ def test_the_dashboard_draws_every_chart_from_the_projects_data(alice, curator, 
     assert 'data-points="2" role="img" aria-label="memories by type"' in html
     assert "<title>ui: 2</title>" in html
     assert 'aria-label="searches per day"' in html
-    assert "cdn" not in html.lower()
+    # drawn here, nothing loaded from elsewhere (a CSRF token may spell "cdn" by chance)
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
 
 
 def test_an_entitys_neighbourhood_is_drawn_as_a_graph(alice, curator):
@@ -153,7 +154,10 @@ def test_the_consolidation_preview_changes_nothing_and_apply_merges(alice, curat
     assert MemoryHistory.objects.filter(event="MERGE", actor="user:curator").exists()
 
 
-def test_the_contradiction_page_diffs_both_memories_and_resolves_with_a_button(curator, add):
+def test_the_contradiction_page_diffs_both_memories_and_resolves_with_a_button(
+    curator, add, settings
+):
+    settings.MEMORY_DELETE_DECISIONS = "review"
     add("I am vegetarian")
     add("I started eating meat again")
     review = ContradictionReview.objects.get()

@@ -63,6 +63,14 @@ def pdf_bytes(pages: list[str]) -> bytes:
     return out.getvalue()
 
 
+@pytest.fixture(autouse=True)
+def originals_dir(settings: Any, tmp_path: Any) -> Any:
+    """Originals over the inline size go to a folder of the test's own."""
+    folder = tmp_path / "originals"
+    settings.MEMORY_DOCUMENT_STORAGE = f"filesystem:{folder}"
+    return folder
+
+
 @pytest.fixture
 def upload(alice: Any, django_capture_on_commit_callbacks: Any):
     """POST a document for alice (JSON `text`, or a multipart `file`), its embedding job run

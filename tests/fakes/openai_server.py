@@ -8,7 +8,8 @@ answers in order with `fake.reply(...)`; each request pops the next one:
 - an int HTTP status (429, 500, 503...): returned as an error response;
 - `hang(seconds)`: the server sleeps before answering (timeouts).
 With nothing scripted, chat answers `{}`. Requests are recorded in `fake.requests`.
-Embeddings are deterministic pseudo-random unit vectors of the requested `dimensions`.
+Embeddings are deterministic pseudo-random unit vectors of the requested `dimensions`; a
+request holding one of `fake.failing_embeddings` is refused (400, which is not retried).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class FakeOpenAI:
     def __init__(self) -> None:
         self.answers: deque[Any] = deque()
         self.requests: list[dict[str, Any]] = []
+        self.failing_embeddings: set[str] = set()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         # shutdown() waits for the loop's next poll: 0.5 s by default, at every test's teardown
         self._thread = threading.Thread(
@@ -94,7 +96,11 @@ class FakeOpenAI:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 fake.requests.append({"path": self.path, "body": body})
                 if self.path.endswith("/embeddings"):
-                    self._send(200, fake._embeddings(body))
+                    inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                    if fake.failing_embeddings.intersection(inputs):
+                        self._send(400, {"error": {"message": "scripted failure"}})
+                    else:
+                        self._send(200, fake._embeddings(body))
                 elif self.path.endswith("/chat/completions"):
                     answer = fake.answers.popleft() if fake.answers else {}
                     if isinstance(answer, Hang):

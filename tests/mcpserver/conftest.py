@@ -141,6 +141,26 @@ def _wait_until_up(url: str, process: subprocess.Popen[bytes]) -> None:
     raise RuntimeError("server did not start")
 
 
+async def deletion_reason(memory_id: str, within: float = 15.0) -> str | None:
+    """The reason in a memory's DELETE history entry, waiting up to `within` seconds for a
+    server process to write it (None if none came)."""
+    import asyncio
+
+    from asgiref.sync import sync_to_async
+
+    from memories.models import MemoryHistory
+
+    @sync_to_async
+    def reason() -> str | None:
+        entry = MemoryHistory.objects.filter(memory_id=memory_id, event="DELETE").first()
+        return entry.new_values.get("reason") if entry else None
+
+    deadline = time.monotonic() + within
+    while (found := await reason()) is None and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    return found
+
+
 @asynccontextmanager
 async def in_process(tenant: Any, profile: str = "standard") -> AsyncIterator[Any]:
     """The SDK's client connected in-process to a fresh server of `profile`, as `tenant`."""

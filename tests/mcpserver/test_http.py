@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.mcpserver.conftest import structured
+from tests.mcpserver.conftest import deletion_reason, structured
 from tests.mcpserver.test_stdio import STANDARD_TOOLS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -98,6 +98,14 @@ async def test_round_trip_over_streamable_http(live_server_mcp, alice):
         assert bad.is_error
         deleted = structured(await session.call_tool("memory_delete", {"memory_ids": [memory_id]}))
         assert deleted["deleted"] == 1
+        working = structured(
+            await session.call_tool(
+                "memory_store", {"content": "Reading the deploy log", "layer": "short_term"}
+            )
+        )["memory"]
+        assert working["run_id"]  # this MCP session
+    # the client ended its session (DELETE /mcp): the session's working memory left with it
+    assert await deletion_reason(working["id"]) == "session_closed"
 
 
 async def test_another_projects_key_sees_nothing_over_http(live_server_mcp, alice, bob):

@@ -38,6 +38,7 @@ STANDARD_TOOLS = frozenset(
         "entity_create",
         "relation_create",
         "entity_graph",
+        "graph_subgraph",
         "memory_decay_status",
         "memory_preserve",
         "memory_context",
@@ -335,6 +336,10 @@ async def test_standard_tools_through_a_working_session(alice, profile):
         chunk_id = learned["chunks"][0]["chunk_id"]
         cited = await calls.ok("memory_cite", {"memory_id": error["id"], "chunk_id": chunk_id})
         assert cited["document_refs"][0]["document_id"] == added["id"]
+        # the graph across kinds: the document, its passage and the memory citing it
+        around = await calls.ok("graph_subgraph", {"node": f"document:{added['id']}"})
+        assert f"memory:{error['id']}" in {n["key"] for n in around["nodes"]}
+        assert {"cites", "contains"} <= {e["type"] for e in around["edges"]}
 
         # episodes (tests/memories/test_episodes*.py has the rest)
         episode = await calls.ok("episode_start", {"name": "CI cleanup", "run_id": "ci-1"})

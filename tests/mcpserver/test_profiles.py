@@ -142,6 +142,11 @@ async def test_graph_tools_create_walk_and_delete_entities(alice, charlie):
         )
         assert {node["name"] for node in subgraph["nodes"]} == {"Ada", "Acme"}
         assert len(subgraph["edges"]) == 1
+        ada = next(e for e in created["entities"] if e["name"] == "Ada")
+        around = structured(
+            await client.call_tool("graph_subgraph", {"node": f"entity:{ada['id']}"})
+        )
+        assert {node["label"] for node in around["nodes"]} == {"Ada", "Acme"}
         removed = structured(
             await client.call_tool(
                 "relation_delete",
@@ -153,6 +158,8 @@ async def test_graph_tools_create_walk_and_delete_entities(alice, charlie):
         hidden = await client.call_tool("entity_graph", {"entity_name": "Ada"})
         assert hidden.is_error
         assert "not_found" in hidden.content[0].text
+        other = await client.call_tool("graph_subgraph", {"node": f"entity:{ada['id']}"})
+        assert other.is_error and "not_found" in other.content[0].text
     async with in_process(alice) as client:
         deleted = structured(await client.call_tool("entity_delete", {"entity_names": ["Ada"]}))
         assert deleted["deleted"]

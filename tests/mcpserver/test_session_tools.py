@@ -32,6 +32,21 @@ async def test_memory_add_learns_facts_from_a_conversation(alice):
     assert any("Lisbon" in item["content"] for item in found["results"])
 
 
+@pytest.fixture
+def writer(alice):
+    return make_tenant(alice.project.slug, scopes=["read", "write"])
+
+
+async def test_memory_add_with_a_prompt_replaces_the_extraction_prompt(writer, fake_openai):
+    fake_openai.reply({"facts": ["Order 42 shipped"]}, {"memory": [{"event": "ADD"}]})
+    arguments = {"messages": "Order 42 shipped", "user_id": "u1", "prompt": "Orders only."}
+    async with in_process(writer) as client:
+        events = structured(await client.call_tool("memory_add", arguments))
+    assert [e["memory"] for e in events["results"]] == ["Order 42 shipped"]
+    system = fake_openai.chat_requests()[0]["body"]["messages"][0]["content"]
+    assert system.startswith("Orders only.")
+
+
 async def test_reflect_then_context_carries_knowledge_to_the_next_session(alice):
     async with in_process(alice) as client:
         reflected = structured(

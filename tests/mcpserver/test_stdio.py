@@ -8,7 +8,13 @@ import sys
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from tests.mcpserver.conftest import MANAGE, child_env, stdio_session, structured
+from tests.mcpserver.conftest import (
+    MANAGE,
+    child_env,
+    deletion_reason,
+    stdio_session,
+    structured,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -76,6 +82,13 @@ async def test_store_update_history_delete_round_trip_over_stdio(alice):
         gone = await session.call_tool("memory_get", {"memory_id": memory["id"]})
         assert gone.is_error
         assert "not_found" in gone.content[0].text
+        working = structured(
+            await session.call_tool(
+                "memory_store", {"content": "Editing the settings page", "layer": "short_term"}
+            )
+        )["memory"]
+    # the server exited with its client: this session's working memory left with it
+    assert await deletion_reason(working["id"]) == "session_closed"
 
 
 async def test_pinned_memories_survive_a_filtered_delete_without_force(alice):

@@ -114,10 +114,10 @@ def test_stats_give_the_distribution_by_tier(alice, remember):
     remember("A preference", memory_type="preference")
     old = remember("Old news")
     _age(old["id"], 400)
-    Memory.objects.filter(pk=old["id"]).update(state="archived")
-    stale = remember("Unread for two weeks")
+    stale = remember("Unread for two weeks", memory_type="procedure")
     _age(stale["id"], 14)
-    remember("Fresh fact")
+    remember("A fresh procedure", memory_type="procedure")
+    alice.post("/api/v1/memories/decay/")  # the stored tiers move with the decay job
     stats = alice.get("/api/v1/analytics/overview/").json()
     assert stats["memories_by_tier"] == {"hot": 1, "warm": 1, "cold": 1, "permanent": 1}
     assert stats["mean_utility"] == 0.5

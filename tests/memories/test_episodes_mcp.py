@@ -25,13 +25,12 @@ async def test_an_episode_started_over_mcp_gathers_its_runs_memories_and_closes_
             "memory_store", {"content": "User likes tea", "user_id": "u1", "layer": "semantic"}
         )
         read = structured(await client.call_tool("episode_get", {"episode_id": started["id"]}))
+        in_session = {"query": "upgrade", "layer": ["short_term"], "run_id": "r1"}
+        short = structured(await client.call_tool("memory_search", in_session))
         closed = structured(await client.call_tool("episode_close", {"episode_id": started["id"]}))
         listed = structured(await client.call_tool("episode_list", {"open": False}))
-        short = structured(
-            await client.call_tool(
-                "memory_search", {"query": "upgrade", "layer": ["short_term"], "run_id": "r1"}
-            )
-        )
+        # closing the episode ended its session: the run's working memory left with it
+        after = structured(await client.call_tool("memory_search", in_session))
         semantic = structured(
             await client.call_tool("memory_search", {"query": "tea", "layer": ["semantic"]})
         )
@@ -48,6 +47,7 @@ async def test_an_episode_started_over_mcp_gathers_its_runs_memories_and_closes_
         "Upgrade started on staging",
         "Decided to skip version 15",
     }
+    assert after["results"] == []
     assert [m["content"] for m in semantic["results"]] == ["User likes tea"]
     assert hidden.is_error and "not_found" in hidden.content[0].text
 

@@ -92,23 +92,25 @@ def _found_by_rest(alice, ids: dict[str, str], days: int) -> dict[str, set[str]]
     return found
 
 
-# (label, profile, tool, the argument carrying the question): each profile's recall tool
+# (label, profile, tool, the argument carrying the question, more arguments): each profile's
+# recall tool. The SQL-native server's recall_memories filters by effective confidence
+# (0.1 unless told otherwise, as that server defines it): asked with 0, it hides nothing.
 MCP_RECALLS = [
-    ("mcp", "standard", "memory_search", "query"),
-    ("memento recall", "memento", "recall", "text"),
-    ("sqlnative", "sqlnative", "recall_memories", "query"),
+    ("mcp", "standard", "memory_search", "query", {}),
+    ("memento recall", "memento", "recall", "text", {}),
+    ("sqlnative", "sqlnative", "recall_memories", "query", {"min_confidence": 0.0}),
 ]
 
 
 async def _found_by_mcp(alice, ids: dict[str, str], days: int) -> dict[str, set[str]]:
     by_id = {memory_id: memory_type for memory_type, memory_id in ids.items()}
     found: dict[str, set[str]] = {}
-    for label, profile, tool, argument in MCP_RECALLS:
+    for label, profile, tool, argument, extra in MCP_RECALLS:
         found[label] = set()
         await sync_to_async(_leave_unread)(days)
         async with in_process(alice, profile) as client:
             for memory_type, (_, question) in STORED.items():
-                body = structured(await client.call_tool(tool, {argument: question}))
+                body = structured(await client.call_tool(tool, {argument: question, **extra}))
                 if memory_type in [by_id.get(hit["id"]) for hit in body["results"][:5]]:
                     found[label].add(memory_type)
     return found

@@ -173,6 +173,17 @@ def test_every_mode_filters_by_memory_type(alice, remember, mode) -> None:
     assert contents(body) == ["We decided to stop deploys on Fridays"]
 
 
+def test_types_is_an_alias_of_memory_type_in_the_body_and_the_query_string(alice, remember) -> None:
+    remember("We observed that deploys fail on Fridays", memory_type="observation")
+    remember("We decided to stop deploys on Fridays", memory_type="decision")
+    body = search(alice, query="deploys on Fridays", types=["decision"])
+    assert contents(body) == ["We decided to stop deploys on Fridays"]
+    listed = alice.get(URL, {"q": "deploys on Fridays", "types": "decision,pattern"}).json()
+    assert contents(listed) == ["We decided to stop deploys on Fridays"]
+    refused = alice.post(URL, {"query": "deploys", "types": ["opinion"]})
+    assert refused.status_code == 400 and "types.0" in refused.json()["error"]["fields"]
+
+
 def test_search_filters_by_all_given_tags(alice, remember) -> None:
     remember("Use strict mode in the frontend build", tags=["typescript", "frontend"])
     remember("Use strict mode in the backend build", tags=["typescript", "backend"])

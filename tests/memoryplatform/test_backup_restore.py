@@ -3,8 +3,10 @@ a new empty database → restore → the same search results."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +25,7 @@ from memoryplatform.portability.backup import (
     pg_tool,
 )
 from tests.conftest import make_tenant
+from tests.documents.conftest import pdf_bytes
 
 SEARCH = "/api/v1/memories/search/"
 FACTS = [
@@ -73,15 +76,24 @@ def results(tenant, query: str, mode: str) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_a_backup_restored_into_an_empty_database_gives_the_same_search_results(tmp_path):
+def test_a_backup_restored_into_an_empty_database_gives_the_same_search_results(tmp_path, settings):
+    settings.MEMORY_DOCUMENT_STORAGE = f"filesystem:{tmp_path / 'originals'}"
+    settings.MEMORY_DOCUMENT_INLINE_BYTES = 0  # the PDF goes to the storage, not the database
     tenant = make_tenant("backup-alice")
     for fact in FACTS:
         assert (
             tenant.post("/api/v1/memories/", {"content": fact, "user_id": "u1"}).status_code == 201
         )
-    report = backup_create(out=tmp_path)
+    pdf = pdf_bytes(["Invoices are generated nightly.", "Dana owns the on-call rotation."])
+    document = tenant.post(
+        "/api/v1/documents/",
+        {"content_base64": base64.b64encode(pdf).decode(), "user_id": "u1", "title": "ops.pdf"},
+    ).json()
+    report = backup_create(out=tmp_path / "backups")
     manifest = json.loads((Path(report.path) / MANIFEST).read_text())
     assert manifest["row_counts"]["memories_memory"] == len(FACTS)
+    assert [f["size_bytes"] for f in manifest["originals"]["files"]] == [len(pdf)]
+    shutil.rmtree(tmp_path / "originals")  # the disk that held the documents is lost
     assert "memories.0001_initial" in manifest["migrations"]
     assert len(manifest["dump"]["sha256"]) == 64
     queries = [
@@ -94,10 +106,12 @@ def test_a_backup_restored_into_an_empty_database_gives_the_same_search_results(
     name = f"{connection.settings_dict['NAME']}_restored"
     with empty_database(name) as alias:
         restored = backup_restore(folder=Path(report.path), using=alias)
-        assert restored.mismatched == {}
+        assert restored.mismatched == {} and restored.originals == 1
         with reading(name):
             after = [results(tenant, query, mode) for query, mode in queries]
+            original = tenant.get(f"/api/v1/documents/{document['id']}/original/")
     assert after == before
+    assert original.status_code == 200 and original.content == pdf  # byte for byte
 
 
 @pytest.mark.django_db(transaction=True)

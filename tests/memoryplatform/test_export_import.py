@@ -222,3 +222,23 @@ def test_exports_need_an_admin_key(alice):
     reader = make_tenant("alice", scopes=["read", "write"])
     assert reader.post("/api/v1/exports/", {}).status_code == 403
     assert alice.get("/api/v1/exports/not-a-uuid/").status_code == 404
+
+
+def test_a_link_of_a_type_outside_the_vocabulary_imports_as_relates_to_keeping_the_original(
+    alice, remember, tmp_path
+):
+    cause = remember("The cache warms up after each deploy")
+    effect = remember("The first requests after a deploy are slow")
+    alice.post(
+        f"/api/v1/memories/{cause['id']}/links/", {"to_id": effect["id"], "link_type": "supports"}
+    )
+    path = export("alice", tmp_path / "alice.jsonl")
+    body = lines(path)
+    for row in body:
+        if row.get("section") == "memory_links":
+            row["data"]["link_type"] = "blocks"  # legacy data: a type the plan's v1 lacks
+    path.write_text("\n".join(json.dumps(row) for row in body) + "\n")
+    call_command("import_project", str(path), "--project", "alice-copy", "--remap", verbosity=0)
+    link = MemoryLink.objects.get(project__slug="alice-copy")
+    assert link.link_type == "relates_to"
+    assert link.metadata["original_link_type"] == "blocks"

@@ -22,6 +22,7 @@ from compat.mem0.filters import (
     scope_of,
     translate_filters,
 )
+from compat.mem0.oss import store_each_message
 from compat.mem0.representations import add_event_body, history_body, memory_body
 from compat.mem0.views.base import Mem0View
 from memories.selectors.filters import MemoryFilters
@@ -29,8 +30,7 @@ from memories.selectors.memories import memory_history, memory_list
 from memories.selectors.search_types import SearchQuery
 from memories.services.content import Scope
 from memories.services.extraction import memories_add
-from memories.services.extraction.llm import FACT_EXTRACTION_PROMPT
-from memories.services.extraction.messages import parse_messages
+from memories.services.extraction.llm import FACT_EXTRACTION_TASK
 from memories.services.memories import memories_delete, memory_delete, memory_update
 from memories.services.reading import memories_recall, memory_read
 from memoryplatform.lib.errors import InvalidInput, ServiceError
@@ -76,28 +76,16 @@ class AddView(Mem0View):
         messages = [data["messages"]] if isinstance(data["messages"], dict) else data["messages"]
         infer = data.get("infer") is not False
         if not infer and isinstance(messages, list):
-            events = self._store_each(messages, common)
+            events = store_each_message(messages, common)
         else:
             prompt = self._prompt(data, scope)
             added = memories_add(messages=messages, prompt=prompt, infer=infer, **common)
             events = added["results"]
         return Response({"results": [add_event_body(event) for event in events]})
 
-    def _store_each(self, messages: list[Any], common: dict[str, Any]) -> list[dict[str, Any]]:
-        """infer=false: each user and assistant message stored as given, as mem0 does."""
-        texts = [m.content for m in parse_messages(messages) if m.role != "system"]
-        with transaction.atomic():
-            return [
-                event
-                for text in texts
-                if text.strip()
-                for event in memories_add(messages=text, infer=False, **common)["results"]
-            ]
-
     def _prompt(self, data: dict[str, Any], scope: dict[str, str]) -> str | None:
-        """Custom instructions extend the extraction prompt (an LLM must be configured). They
-        steer what the model stores (and could carry a prompt injection), so only admin keys
-        may give them."""
+        """Custom instructions extend our extraction task (an LLM must be configured). They
+        are a project-wide setting in mem0's platform, so only admin keys may give them."""
         agent_only = bool(scope.get("agent_id")) and not scope.get("user_id")
         instructions = data.get("custom_instructions")
         if agent_only and data.get("agent_custom_instructions"):
@@ -107,7 +95,7 @@ class AddView(Mem0View):
             raise PermissionDenied("custom_instructions need an API key with the 'admin' scope.")
         if not instructions:
             return None
-        return f"{FACT_EXTRACTION_PROMPT}\n\nAlso follow these instructions:\n{instructions}"
+        return f"{FACT_EXTRACTION_TASK}\n\nAlso follow these instructions:\n{instructions}"
 
 
 class MemoryListView(Mem0View):

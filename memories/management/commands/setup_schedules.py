@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from memories.tasks import SCHEDULES
+from memories.tasks import SCHEDULE_MINUTES, SCHEDULES
 
 
 class Command(BaseCommand):
@@ -16,7 +16,8 @@ class Command(BaseCommand):
         from django_q.models import Schedule
 
         for name, (func, kind) in SCHEDULES.items():
-            _, created = Schedule.objects.update_or_create(
-                name=name, defaults={"func": func, "schedule_type": kind, "repeats": -1}
-            )
+            defaults = {"func": func, "schedule_type": kind, "repeats": -1}
+            if name in SCHEDULE_MINUTES:
+                defaults["minutes"] = SCHEDULE_MINUTES[name]
+            _, created = Schedule.objects.update_or_create(name=name, defaults=defaults)
             self.stdout.write(f"{'created' if created else 'kept'} {name}: {func} ({kind})")

@@ -18,11 +18,16 @@ from django.db.models import FloatField, QuerySet, Value
 from django.utils.module_loading import import_string
 
 from memories.models import Memory
-from memories.selectors.filters import MemoryFilters, apply_filters, effective_confidence
+from memories.selectors.filters import (
+    MemoryFilters,
+    apply_filters,
+    effective_confidence,
+    with_namespace,
+)
 from memories.selectors.memories import memories_by_id, memory_queryset, project_share
 from memories.selectors.quality import rank_factor
 from memories.selectors.search import rerank
-from memories.selectors.search_types import Candidate, SearchHit, SearchQuery
+from memories.selectors.search_types import Candidate, SearchHit, SearchQuery, summary_fits
 from memoryplatform.lib.errors import InvalidInput
 from memoryplatform.metrics import timed_search
 from tenants.models import Project
@@ -105,7 +110,9 @@ def search_queryset(*, project: Project, query: SearchQuery) -> QuerySet[Memory]
     user's searches 8.9 / 10.5-11.3 against 6.3-6.5 / 7.6-7.8. The crossover lies between;
     half the table errs towards the form whose misses cost less."""
     small = project_share(project=project) <= SMALL_PROJECT_SHARE
-    memories = memory_queryset(project=project, as_array=small)
+    # the agent namespace travels in the filters (memory_search puts it there): this may
+    # run on a second thread
+    memories = memory_queryset(project=project, as_array=small, namespaced=False)
     return apply_filters(memories, query.filters, project=project)
 
 
@@ -216,7 +223,7 @@ def candidate_count(query: SearchQuery) -> int:
 @timed_search
 def memory_search(*, project: Project, query: SearchQuery) -> SearchResult:
     _validate(query)
-    query = without_own_name(query)
+    query = without_own_name(in_namespace(query))
     mode = _resolve(query.mode)
     hits = _rank_by_confidence(mode(project=project, query=query))
     if rerank.wanted(query):
@@ -232,6 +239,12 @@ def memory_search(*, project: Project, query: SearchQuery) -> SearchResult:
         tokens=tokens,
         budget_exhausted=exhausted,
     )
+
+
+def in_namespace(query: SearchQuery) -> SearchQuery:
+    """The query with the calling code's agent namespace in its filters (tenants/namespaces.py)."""
+    filters = with_namespace(query.filters)
+    return query if filters is query.filters else replace(query, filters=filters)
 
 
 def without_own_name(query: SearchQuery) -> SearchQuery:
@@ -341,12 +354,15 @@ def _load_rows(project: Project, hits: list[SearchHit]) -> list[SearchHit]:
 
 
 def _within_budget(hits: list[SearchHit], budget: int | None) -> tuple[list[SearchHit], int, bool]:
-    """Accumulate in rank order; stop before the first memory that would exceed the budget."""
+    """Accumulate in rank order; a memory whose full text would exceed the budget is sent as
+    its summary when that fits (`summarized`), else the page stops before it."""
     kept: list[SearchHit] = []
     total = 0
     for hit in hits:
         if budget is not None and total + hit.memory.token_count > budget:
-            return kept, total, True
+            if not summary_fits(hit.memory, budget - total):
+                return kept, total, True
+            hit.summarized = True
         kept.append(hit)
-        total += hit.memory.token_count
+        total += hit.tokens
     return kept, total, False

@@ -35,9 +35,14 @@ from memories.selectors.search.dispatch import (
     compiled_search_base,
     resolve_boosts,
 )
-from memories.selectors.search.keyword import keyword_ranked
+from memories.selectors.search.keyword import keyword_ranked, query_lexemes
 from memories.selectors.search.neighbours import add_neighbours
-from memories.selectors.search.semantic import min_similarity_of, semantic_ranked_for
+from memories.selectors.search.semantic import (
+    min_similarity_of,
+    query_vector,
+    semantic_ranked_for,
+)
+from memories.selectors.search.summaries import with_summaries
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
 from memories.services.content import check_unit_interval
 from memoryplatform.lib.db_threads import beside
@@ -79,6 +84,7 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
     )
     boosts = _prepare_boosts(project, query) if _boosted(query) else []
     semantic = semantic_soon.result()
+    keyword, semantic = _with_summaries(project, query, base, keyword, semantic, pool)
     fuse = _minmax if fusion == "minmax" else _rrf
     hits = add_neighbours(base, fuse(keyword, semantic or [], alpha), query)
     if semantic is None:
@@ -86,6 +92,28 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
             hit.parts["semantic_unavailable"] = 1.0
     _apply_boosts(project, query, hits, boosts)
     return hits
+
+
+def _with_summaries(
+    project: Project,
+    query: SearchQuery,
+    base: Any,
+    keyword: Ranked,
+    semantic: Ranked | None,
+    pool: int,
+) -> tuple[Ranked, Ranked | None]:
+    """Both sides with what the memories' summaries match (search/summaries.py)."""
+    found_keyword, semantic = with_summaries(
+        project_id=project.pk,
+        base=base,
+        keyword=keyword,
+        semantic=semantic,
+        lexemes=query_lexemes(query.text, project_id=project.pk),
+        vector=None if semantic is None else query_vector(query.text, project_id=project.pk),
+        limit=pool,
+        min_similarity=min_similarity_of(query),
+    )
+    return found_keyword or [], semantic
 
 
 def _fusion_options(options: dict[str, Any]) -> tuple[str, float]:

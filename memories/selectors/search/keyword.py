@@ -320,13 +320,29 @@ def _statistics(using: str) -> tuple[float, dict[str, float], float]:
 
 
 def keyword_search(*, project: Project, query: MemorySearchQuery) -> list[SearchHit]:
+    from memories.selectors.search.summaries import with_summaries
+
+    base = compiled_search_base(project=project, query=query)
     ranked = keyword_ranked(
-        compiled_search_base(project=project, query=query),
+        base,
         query.text,
         limit=candidate_count(query),
         match=query.options.get("keyword_match", "any"),
         share=project_share(project=project),
         project_id=project.pk,
+    )
+    ranked = (
+        with_summaries(
+            project_id=project.pk,
+            base=base,
+            keyword=ranked,
+            semantic=None,
+            lexemes=query_lexemes(query.text, project_id=project.pk),
+            vector=None,
+            limit=candidate_count(query),
+            min_similarity=0.0,
+        )[0]
+        or []
     )
     top = max((rank for _, rank in ranked), default=0.0) or 1.0
     return [

@@ -177,13 +177,29 @@ def semantic_ranked_for(
 
 
 def semantic_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
+    from memories.selectors.search.summaries import with_summaries
+
+    base = compiled_search_base(project=project, query=query)
     ranked = semantic_ranked_for(
-        compiled_search_base(project=project, query=query),
+        base,
         query.text,
         project_id=project.pk,
         limit=candidate_count(query),
         min_similarity=min_similarity_of(query),
         user_scoped=bool(query.filters.user_id),
+    )
+    ranked = (
+        with_summaries(
+            project_id=project.pk,
+            base=base,
+            keyword=None,
+            semantic=ranked,
+            lexemes=[],
+            vector=query_vector(query.text, project_id=project.pk),  # cached: no second embedding
+            limit=candidate_count(query),
+            min_similarity=min_similarity_of(query),
+        )[1]
+        or []
     )
     return [
         SearchHit(memory=memory, score=max(similarity, 0.0), parts={"semantic": similarity})

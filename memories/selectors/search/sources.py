@@ -22,7 +22,7 @@ from typing import Any
 from django.conf import settings
 
 from memories.selectors.search.dispatch import _validate, memory_search
-from memories.selectors.search_types import SearchHit, SearchQuery
+from memories.selectors.search_types import SearchHit, SearchQuery, summary_fits
 from memoryplatform.lib.errors import InvalidInput
 from memoryplatform.lib.hooks import hooks
 from tenants.models import Project
@@ -41,6 +41,12 @@ class SourceHit:
     token_count: int
     item: Any
     parts: dict[str, float] = field(default_factory=dict)
+    summary_tokens: int = 0  # a shorter form the source can send under a tight budget
+    summarized: bool = False
+
+    @property
+    def tokens(self) -> int:
+        return self.summary_tokens if self.summarized else self.token_count
 
 
 @dataclass(frozen=True)
@@ -112,18 +118,26 @@ def token_count(hit: SearchHit | SourceHit) -> int:
     return hit.token_count if isinstance(hit, SourceHit) else hit.memory.token_count
 
 
+def _shorter_fits(hit: SearchHit | SourceHit, room: int) -> bool:
+    if isinstance(hit, SourceHit):
+        return 0 < hit.summary_tokens <= room
+    return summary_fits(hit.memory, room)
+
+
 def _within_budget(
     hits: list[SearchHit | SourceHit], budget: int | None
 ) -> tuple[list[SearchHit | SourceHit], int, bool]:
-    """Accumulate in rank order; stop before the first hit that would exceed the budget
-    (as memory_search does)."""
+    """Accumulate in rank order; a hit whose full text would exceed the budget is sent as
+    its summary when that fits, else the page stops before it (as memory_search does)."""
     kept: list[SearchHit | SourceHit] = []
     total = 0
     for hit in hits:
         if budget is not None and total + token_count(hit) > budget:
-            return kept, total, True
+            if not _shorter_fits(hit, budget - total):
+                return kept, total, True
+            hit.summarized = True
         kept.append(hit)
-        total += token_count(hit)
+        total += hit.tokens
     return kept, total, False
 
 

@@ -9,9 +9,9 @@ Everything users wrote (the conversation, the stored memories, the facts extract
 reaches the model only as JSON inside `<<<NAME … >>>NAME` blocks that the system prompt calls
 data (`memoryplatform.llm.DATA_RULE`), and what comes back is capped: at most
 `MEMORY_LLM_MAX_FACTS` facts and `MEMORY_LLM_MAX_OPERATIONS` operations per fact, none longer
-than a memory may be. Instructions are appended to ours, never replacing them: a request's
-own (`prompt`, admin keys only) and the project's active version for each step
-(memories.models.ProjectPrompt), quoted as the project's.
+than a memory may be. A request's own `prompt` replaces our extraction task for that call
+(the output format and the data rule stay after it); the project's active instructions for
+each step (memories.models.ProjectPrompt) are appended, quoted as the project's.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from tenants.models import Project
 
 logger = logging.getLogger(__name__)
 
-FACT_EXTRACTION_PROMPT = """\
+FACT_EXTRACTION_TASK = """\
 You are an expert at extracting structured, atomic facts from conversations.
 Your task is to identify and extract key pieces of information from the given
 conversation that would be useful to remember for future interactions.
@@ -52,8 +52,11 @@ Rules:
 - Only extract information that is clearly stated or strongly implied
 - Do not make assumptions beyond what is provided
 - Format each fact as a concise, declarative sentence
-- Use third person (e.g., "User prefers..." not "You prefer...")
+- Use third person (e.g., "User prefers..." not "You prefer...")"""
 
+# What the answer must look like and where the conversation is: kept after a caller's own
+# prompt, which replaces the task above only.
+EXTRACTION_FORMAT = """\
 The conversation is given as one JSON string in a <<<CONVERSATION block, one
 `role: content` line per message. Return a JSON object {"facts": [...]} whose value is an
 array of strings. If no meaningful facts can be extracted, return {"facts": []}.
@@ -61,6 +64,8 @@ array of strings. If no meaningful facts can be extracted, return {"facts": []}.
 Example output:
 {"facts": ["User's name is Alice", "User works as a software engineer at Acme Corp",
  "User prefers Python for backend development"]}"""
+
+FACT_EXTRACTION_PROMPT = f"{FACT_EXTRACTION_TASK}\n\n{EXTRACTION_FORMAT}"
 
 UPDATE_MEMORY_PROMPT = """You are a memory management system. You will be given:
 1. A new piece of information (the "new fact"), as a JSON string in a <<<NEW_FACT block
@@ -150,16 +155,11 @@ def project_instructions(project: Project | None, kind: str) -> str:
 
 
 def extraction_system_prompt(custom: str | None, project: Project | None = None) -> str:
-    """Our prompt and the data rule; the project's instructions and a request's own come
-    after them, as refinements (they cannot remove the rule or the output format)."""
-    system = f"{FACT_EXTRACTION_PROMPT}\n\n{DATA_RULE}"
-    system += project_instructions(project, PromptKind.EXTRACTION)
-    if custom:
-        system += (
-            "\n\nAdditional instructions from the project's administrator. They refine what "
-            "to extract; the output format and the security rule above still apply:\n" + custom
-        )
-    return system
+    """The task (a request's own prompt replaces ours, as mem0's `prompt` does), then the
+    output format and the data rule, which no prompt removes, then the project's
+    instructions (its administrator's refinements)."""
+    system = f"{custom or FACT_EXTRACTION_TASK}\n\n{EXTRACTION_FORMAT}\n\n{DATA_RULE}"
+    return system + project_instructions(project, PromptKind.EXTRACTION)
 
 
 def decision_system_prompt(project: Project | None = None) -> str:

@@ -4,7 +4,8 @@ Sentences of the user's messages are split, questions and chit-chat dropped, and
 statements rewritten in the third person ("I live in Berlin" → "User lives in Berlin",
 "My name is Bob" → "User's name is Bob"). A third-person statement is kept when it is about
 someone named ("Alice works at Google"; "She uses Kubernetes" after it becomes "Alice uses
-Kubernetes": `clauses.named_subject`); any other statement without a first-person subject
+Kubernetes": `clauses.named_subject`), as is one already written about the user ("User
+likes Python", as mem0's facts read); any other statement without a first-person subject
 only when the user asked to remember it ("Remember that the deploy is on Fridays"). A clause
 that only announces a change ("I moved") is no fact; the fact is what follows it ("I live in
 Berlin now" → "User lives in Berlin": a memory is dated, "now" adds nothing).
@@ -15,7 +16,8 @@ from __future__ import annotations
 import re
 
 from memories.services.extraction.clauses import named_subject, verb_of
-from memories.services.extraction.gazetteer import name_kind
+from memories.services.extraction.gazetteer import name_kind, words
+from memories.services.extraction.lexicon import MODALS, STATEMENT_VERBS
 from memories.services.extraction.messages import Message
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -54,6 +56,12 @@ _NOW = re.compile(
     re.IGNORECASE,
 )
 _PRONOUN = re.compile(r"^(?:he|she)\b", re.IGNORECASE)
+# "User likes Python", "The user's name is Bob": a fact already written about the user
+_ABOUT_USER = re.compile(r"^(?:the\s+)?user(?='s\s|\s+([a-z']+)(?:\s+([a-z']+))?)", re.IGNORECASE)
+_USER_AUXILIARIES = words(
+    """is was has had does did am are doesn't isn't hasn't wasn't didn't never always also
+    really now just still often usually recently currently no"""
+)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|myself)\b", re.IGNORECASE)
 
 # verbs that do not take an -s in the third person, and irregular forms
@@ -170,9 +178,25 @@ def sentence_to_fact(sentence: str, last_person: str | None = None) -> str | Non
         text = _PRONOUN.sub(last_person, text)
     if _FIRST_PERSON.search(text):
         return _NOW.sub("", rewrite_first_person(text))
+    if _about_user(text):
+        return _NOW.sub("", _ABOUT_USER.sub("User", text, count=1))
     if remembered or named_subject(text, kind_of=name_kind):
         return _NOW.sub("", text)
     return None
+
+
+def _about_user(text: str) -> bool:
+    """ "User likes Python" is about the user; "User interface is slow" is not."""
+    match = _ABOUT_USER.match(text)
+    if match is None:
+        return False
+    word = (match.group(1) or "'s").casefold()
+    if word == "'s" or word in _USER_AUXILIARIES or word in STATEMENT_VERBS or word in MODALS:
+        return True
+    if word.endswith("ed") or verb_of(word) is not None:
+        return True
+    plural_noun = (match.group(2) or "").casefold() in ("are", "were", "have", "do")
+    return word.endswith("s") and not word.endswith("ss") and not plural_noun
 
 
 def _inflected(word: str) -> bool:

@@ -4,8 +4,10 @@ parse → extract facts (LLM, or the offline extractor) → for each fact: embed
 similar memories in scope, decide ADD / UPDATE / DELETE / NONE (LLM, or similarity + slots
 offline) → apply every event of the call in one transaction, through the same services as
 every other write (history, dedup, entities, live events) → `{"results": [events]}`.
-A model's DELETE is never carried out: the memory it would delete and the memory holding the
-new fact go to contradiction review (`_Applier._review_delete`).
+A DELETE (the model's, or offline an explicit end of a stored state: "no longer", "started
+eating meat" against "is vegetarian") is a soft delete with a DELETE history entry, restorable;
+a project with `"delete_decisions": "review"`, and any pinned target, gets a contradiction
+review instead (`_Applier._review_delete`).
 
 Everything up to the decisions runs outside any transaction and without the scope's lock, so
 a slow model never blocks the scope's other writers; only applying the events takes the lock.
@@ -48,11 +50,13 @@ from memories.services.extraction.offline import (
     extract_facts_offline,
     infer_memory_type,
 )
+from memories.services.extraction.retraction import ends_state
 from memories.services.extraction.slots import fact_slot, normalise
 from memories.services.memories import (
     MemoryInput,
     find_live_duplicate,
     memory_create,
+    memory_delete,
     memory_update,
 )
 from memories.services.pii import mask_pii
@@ -77,6 +81,7 @@ class FactPlan:
     fact: str
     vector: list[float]
     decisions: list[Decision]
+    decided_by: str = "offline"  # or "llm"
 
 
 def _event(event: str, memory: Memory | None, **extra: Any) -> dict[str, Any]:
@@ -123,8 +128,8 @@ def memories_add(
     origin: dict[str, Any] | None = None,
     occurred_at: datetime | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """`prompt` adds the caller's instructions to the extraction prompt (never replacing
-    it); entry points pass it only for admin-scope keys. `origin` says where the messages
+    """`prompt` replaces our extraction task for this call (mem0's `prompt`; the output
+    format and the data rule stay after it, docs/security.md). `origin` says where the messages
     came from (a document chunk: `{"chunk_id": ...}`, documents.refs.document_learn): what is
     learned is stored in the documentary layer and the `memories_learned` hooks record the
     source of every memory the call added, updated or matched. `occurred_at` is when the
@@ -176,8 +181,8 @@ def _plan(project: Project, scope: Scope, llm: ChatLLM | None, facts: list[str])
         neighbours = memories_similar_to(
             project=project, embedding=vector, scope=scope, limit=CANDIDATES
         )
-        decisions = _decide(project, llm, fact, neighbours)
-        plans.append(FactPlan(fact, vector, [_with_target(d, neighbours) for d in decisions]))
+        decisions, by = _decide(project, llm, fact, neighbours)
+        plans.append(FactPlan(fact, vector, [_with_target(d, neighbours) for d in decisions], by))
     return plans
 
 
@@ -190,15 +195,15 @@ def _with_target(decision: Decision, neighbours: list[Neighbour]) -> Decision:
 
 def _decide(
     project: Project, llm: ChatLLM | None, fact: str, neighbours: list[Neighbour]
-) -> list[Decision]:
+) -> tuple[list[Decision], str]:
+    """The decisions about one fact, and who made them ("llm" or "offline")."""
     if llm is not None:
         try:
-            return decide_llm(
-                llm, fact=fact, candidates=[n.memory for n in neighbours], project=project
-            )
+            candidates = [n.memory for n in neighbours]
+            return decide_llm(llm, fact=fact, candidates=candidates, project=project), "llm"
         except ProviderError as exc:
             logger.warning("update decision failed, deciding offline: %s", exc)
-    return decide_offline(project=project, fact=fact, neighbours=neighbours)
+    return decide_offline(project=project, fact=fact, neighbours=neighbours), "offline"
 
 
 def _extract(
@@ -281,13 +286,17 @@ class _Applier:
     def apply(self, plan: FactPlan) -> None:
         replacement: Memory | None = None
         decisions = [self._revalidated(plan.fact, decision) for decision in plan.decisions]
+        deletes = [d for d in decisions if d.event == "DELETE"]
+        if tuning(self.project, "delete_decisions") != "review":
+            # first, so the new fact is not flagged as contradicting what it just ended
+            deletes = [d for d in deletes if not self._delete(d, plan)]
         for decision in [d for d in decisions if d.event != "DELETE"]:
             try:
                 memory = self._apply(decision, plan)
             except NotFound:
                 continue  # the target vanished after it was checked (same transaction: rare)
             replacement = replacement or memory
-        for decision in [d for d in decisions if d.event == "DELETE"]:
+        for decision in deletes:
             self._review_delete(decision, plan, replacement)
 
     # --- re-validation under the lock --------------------------------------------------
@@ -376,13 +385,27 @@ class _Applier:
         self.events.append(_event("UPDATE", memory, old_memory=old, new_memory=memory.content))
         return memory
 
+    def _delete(self, decision: Decision, plan: FactPlan) -> bool:
+        """Carry out a DELETE as a soft delete (history, `memory_deleted` event, restorable);
+        False when it is left to review: the target is pinned."""
+        target = decision.target
+        live = Memory.objects.filter(deleted_at__isnull=True)
+        current = live.filter(pk=target.pk).first() if target is not None else None
+        if current is None:
+            return True  # an earlier decision of this call removed it already
+        if current.pinned:
+            return False
+        reason = f"add ({plan.decided_by}): {plan.fact}"[:300]
+        memory_delete(project=self.project, memory_id=current.pk, actor=self.actor, reason=reason)
+        self.events.append(_event("DELETE", current, old_memory=current.content))
+        return True
+
     def _review_delete(
         self, decision: Decision, plan: FactPlan, replacement: Memory | None
     ) -> None:
-        """A model's DELETE is never executed: the target and the memory that holds the new
-        fact (the fact is added when the model decided nothing else for it) go to
-        contradiction review, as the offline path does with a negation. A memory erased on a
-        model's word could be erased by a crafted conversation."""
+        """A DELETE left to a person (`"delete_decisions": "review"`, or a pinned target):
+        the target and the memory that holds the new fact (added when nothing else was
+        decided for it) go to contradiction review."""
         target = decision.target
         live = Memory.objects.filter(deleted_at__isnull=True)
         if target is None or not live.filter(pk=target.pk).exists():
@@ -390,11 +413,12 @@ class _Applier:
         newer = replacement or self._add(plan.fact, plan)
         if newer.pk == target.pk:
             return
+        by_model = plan.decided_by == "llm"
         verdict = Verdict(
             contradicts=True,
-            cues=["model_delete"],
-            reason=f"the model would delete this memory on reading: {plan.fact}"[:500],
-            detected_by="llm",
+            cues=["model_delete" if by_model else "ended_state"],
+            reason=f"a DELETE decision on reading: {plan.fact}"[:500],
+            detected_by="llm" if by_model else "heuristic",
         )
         contradiction_record(
             project=self.project, older=target, newer=newer, similarity=0.0, verdict=verdict
@@ -402,10 +426,13 @@ class _Applier:
 
 
 def decide_offline(*, project: Project, fact: str, neighbours: list[Neighbour]) -> list[Decision]:
-    """Similarity and slots instead of a model: a (near-)duplicate is NONE; the same
-    single-valued slot with another value ("lives in NYC" → "moved to SF") is an UPDATE of
-    the old memory (its history keeps the superseded text); anything else is an ADD (with
-    negation/antonym cues flagged for review by the contradiction detector, never deleted)."""
+    """Similarity and slots instead of a model: a (near-)duplicate is NONE; a fact that
+    explicitly ends a stored state ("User no longer lives in Berlin", "User started eating
+    meat again" against "User is vegetarian": `retraction.ends_state`) DELETEs it and is
+    ADDed; the same single-valued slot with another value ("lives in NYC" → "moved to SF")
+    is an UPDATE of the old memory (its history keeps the superseded text); anything else is
+    an ADD (weaker negation/antonym cues are flagged for review by the contradiction
+    detector, never deleted)."""
     digest = content_hash(fact)
     threshold = float(tuning(project, "dedup_threshold"))
     for neighbour in neighbours:
@@ -415,6 +442,9 @@ def decide_offline(*, project: Project, fact: str, neighbours: list[Neighbour]) 
         top = neighbours[0].memory
         if not contradiction_cues(top.content, fact):
             return [Decision("NONE", target=top)]
+    ended = [n.memory for n in neighbours if ends_state(older=n.memory.content, newer=fact)]
+    if ended:
+        return [*(Decision("DELETE", target=memory) for memory in ended), Decision("ADD", fact)]
     slot = fact_slot(fact)
     if slot is not None:
         for neighbour in neighbours:

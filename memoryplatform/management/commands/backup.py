@@ -34,7 +34,7 @@ class Command(BaseCommand):
             raise CommandError(exc.message) from exc
         self.stdout.write(
             f"backup written to {report.path}: {report.tables} tables, {report.rows} rows, "
-            f"{report.size_bytes} bytes"
+            f"{report.size_bytes} bytes, {report.originals} document files"
         )
         for folder in report.removed:
             self.stdout.write(f"removed the older backup {folder}")

@@ -34,7 +34,9 @@ class Command(BaseCommand):
             )
         except ServiceError as exc:
             raise CommandError(exc.message) from exc
-        self.stdout.write(f"restored {report.path}: {report.rows} rows")
+        self.stdout.write(
+            f"restored {report.path}: {report.rows} rows, {report.originals} document files"
+        )
         if report.mismatched:
             lines = ", ".join(f"{t} {a} -> {b}" for t, (a, b) in report.mismatched.items())
             raise CommandError(f"row counts differ from the manifest's: {lines}")

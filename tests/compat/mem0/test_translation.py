@@ -10,7 +10,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from memories.models import Memory
-from memories.services.extraction.llm import FACT_EXTRACTION_PROMPT
+from memories.services.extraction.llm import FACT_EXTRACTION_TASK
+from memoryplatform.llm import DATA_RULE
 from tests.conftest import Tenant
 
 
@@ -95,7 +96,8 @@ def test_custom_instructions_extend_the_extraction_prompt(mem0, fake_openai) -> 
     body = {"messages": "I like ramen", "user_id": "u1"}
     _post(mem0, "/v3/memories/add/", body | {"custom_instructions": "Only food preferences."})
     system = fake_openai.chat_requests()[0]["body"]["messages"][0]["content"]
-    assert system.startswith(FACT_EXTRACTION_PROMPT) and system.endswith("Only food preferences.")
+    assert system.startswith(FACT_EXTRACTION_TASK)
+    assert system.index("Only food preferences.") < system.index(DATA_RULE)
 
 
 def test_errors_carry_the_detail_mem0_clients_read(mem0, anonymous) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from memories.models import ContradictionReview, LinkType, Memory, MemoryLink
-from memories.services.extraction.llm import FACT_EXTRACTION_PROMPT
+from memories.services.extraction.llm import EXTRACTION_FORMAT, FACT_EXTRACTION_TASK
 
 
 def _seed(remember, content: str) -> str:
@@ -81,9 +81,56 @@ def test_refinement_returns_a_merged_update(add, fake_openai, remember):
     assert Memory.objects.get(pk=existing).version == 2
 
 
-def test_a_model_delete_goes_to_contradiction_review_and_deletes_nothing(
+def test_a_model_delete_is_a_soft_delete_with_history_and_can_be_restored(
+    add, fake_openai, remember, alice
+):
+    existing = _seed(remember, "User is vegetarian")
+    fake_openai.reply(
+        {"facts": ["User started eating meat again"]},
+        {"memory": [{"event": "DELETE", "id": "0", "old_memory": "User is vegetarian"}]},
+    )
+    events = add("I started eating meat again")
+    assert events == [
+        {
+            "id": existing,
+            "event": "DELETE",
+            "memory": "User is vegetarian",
+            "old_memory": "User is vegetarian",
+        }
+    ]
+    assert Memory.objects.get(pk=existing).deleted_at is not None
+    history = alice.get(f"/api/v1/memories/{existing}/history/").json()
+    assert [h["event"] for h in history] == ["ADD", "DELETE"]
+    assert alice.post(f"/api/v1/memories/{existing}/restore/").status_code == 200
+    assert Memory.objects.get(pk=existing).deleted_at is None
+
+
+def test_a_model_delete_and_add_remove_the_old_memory_before_the_new_one_is_checked(
     add, fake_openai, remember
 ):
+    existing = _seed(remember, "User works at Acme")
+    fake_openai.reply(
+        {"facts": ["User is self-employed"]},
+        {
+            "memory": [
+                {"event": "DELETE", "id": "0", "old_memory": "User works at Acme"},
+                {"event": "ADD", "data": "User is self-employed"},
+            ]
+        },
+    )
+    events = add("I am self-employed now")
+    assert [(e["event"], e["memory"]) for e in events] == [
+        ("DELETE", "User works at Acme"),
+        ("ADD", "User is self-employed"),
+    ]
+    assert not ContradictionReview.objects.filter(memory_a_id=existing).exists()
+
+
+def test_with_review_set_a_model_delete_goes_to_contradiction_review_and_deletes_nothing(
+    add, fake_openai, remember, alice
+):
+    alice.project.settings = {"delete_decisions": "review"}
+    alice.project.save()
     existing = _seed(remember, "User works at Acme")
     fake_openai.reply(
         {"facts": ["User is self-employed"]},
@@ -105,7 +152,11 @@ def test_a_model_delete_goes_to_contradiction_review_and_deletes_nothing(
     ).exists()
 
 
-def test_a_model_delete_alone_adds_the_fact_and_opens_a_review(add, fake_openai, remember):
+def test_with_review_set_a_model_delete_alone_adds_the_fact_and_opens_a_review(
+    add, fake_openai, remember, alice
+):
+    alice.project.settings = {"delete_decisions": "review"}
+    alice.project.save()
     existing = _seed(remember, "User is vegetarian")
     fake_openai.reply(
         {"facts": ["User started eating meat again"]},
@@ -119,6 +170,20 @@ def test_a_model_delete_alone_adds_the_fact_and_opens_a_review(add, fake_openai,
     assert ContradictionReview.objects.filter(
         memory_a_id=existing, memory_b_id=events[0]["id"], status="open"
     ).exists()
+
+
+def test_a_pinned_memory_is_never_deleted_by_a_decision_but_goes_to_review(
+    add, fake_openai, remember
+):
+    existing = _seed(remember, "User works at Acme")
+    Memory.objects.filter(pk=existing).update(pinned=True)
+    fake_openai.reply(
+        {"facts": ["User is self-employed"]}, {"memory": [{"event": "DELETE", "id": "0"}]}
+    )
+    events = add("I am self-employed now")
+    assert [e["event"] for e in events] == ["ADD"]
+    assert Memory.objects.get(pk=existing).deleted_at is None
+    assert ContradictionReview.objects.filter(memory_a_id=existing, status="open").exists()
 
 
 def test_one_conversation_can_produce_several_events(add, fake_openai, remember):
@@ -153,12 +218,12 @@ def test_a_failed_decision_falls_back_to_the_offline_decision(add, fake_openai):
     assert [(e["event"], e["memory"]) for e in events] == [("ADD", "User's name is Bob")]
 
 
-def test_an_admin_keys_custom_prompt_is_appended_to_the_extraction_prompt(add, fake_openai):
+def test_a_custom_prompt_replaces_the_extraction_task_for_that_call(add, fake_openai):
     fake_openai.reply({"facts": ["Order 42 shipped"]}, {"memory": [{"event": "ADD"}]})
-    add("Order 42 shipped today", prompt="Extract order events")  # alice's key is admin
+    add("Order 42 shipped today", prompt="Extract order events")
     system = fake_openai.chat_requests()[0]["body"]["messages"][0]["content"]
-    assert system.startswith(FACT_EXTRACTION_PROMPT)
-    assert system.endswith("Extract order events")
+    assert system.startswith("Extract order events\n\n" + EXTRACTION_FORMAT)
+    assert FACT_EXTRACTION_TASK not in system
 
 
 def test_unknown_or_foreign_ids_from_the_model_are_ignored(add, fake_openai, remember, bob):

@@ -93,7 +93,34 @@ def test_a_changed_value_of_the_same_subject_updates_the_memory_with_a_trail(add
     ]
 
 
-def test_a_negation_is_added_and_flagged_as_a_contradiction_not_deleted(add, alice):
+def test_an_explicit_end_of_a_stored_state_deletes_it_restorably(add, alice):
+    first = add("I am vegetarian")
+    second = add("I started eating meat again")
+    assert [(e["event"], e["memory"]) for e in second] == [
+        ("DELETE", "User is vegetarian"),
+        ("ADD", "User started eating meat again"),
+    ]
+    assert second[0]["id"] == first[0]["id"]
+    assert alice.get("/api/v1/contradictions/").json()["results"] == []
+    history = alice.get(f"/api/v1/memories/{first[0]['id']}/history/").json()
+    assert [h["event"] for h in history] == ["ADD", "DELETE"]
+    assert alice.post(f"/api/v1/memories/{first[0]['id']}/restore/").status_code == 200
+    third = add("I no longer live in Berlin") if add("I live in Berlin") else None
+    assert [e["event"] for e in third] == ["DELETE", "ADD"]
+
+
+def test_a_weaker_negation_is_added_and_flagged_as_a_contradiction_not_deleted(add, alice):
+    first = add("I like Python")
+    second = add("I don't like Python")
+    assert [e["event"] for e in second] == ["ADD"]
+    assert Memory.objects.get(pk=first[0]["id"]).deleted_at is None
+    reviews = alice.get("/api/v1/contradictions/").json()["results"]
+    assert [r["memory_a"]["id"] for r in reviews] == [first[0]["id"]]
+
+
+def test_with_review_set_an_ended_state_is_added_and_flagged_not_deleted(add, alice):
+    alice.project.settings = {"delete_decisions": "review"}
+    alice.project.save()
     first = add("I am vegetarian")
     second = add("I started eating meat again")
     assert [e["event"] for e in second] == ["ADD"]

@@ -121,6 +121,8 @@ def test_a_bad_threshold_is_a_named_400(alice):
 
 
 def _open_review(alice, add):
+    alice.project.settings = {"delete_decisions": "review"}  # offline: flagged, not deleted
+    alice.project.save()
     add("I am vegetarian")
     add("I started eating meat again")
     return alice.get("/api/v1/contradictions/").json()["results"][0]

@@ -21,9 +21,10 @@ def curator(db: None) -> Client:
 
 
 @pytest.fixture
-def review(add) -> ContradictionReview:
+def review(add, settings) -> ContradictionReview:
+    settings.MEMORY_DELETE_DECISIONS = "review"
     add("I am vegetarian")
-    add("I started eating meat again")  # offline: added and flagged, never deleted
+    add("I started eating meat again")  # offline, under review: added and flagged
     return ContradictionReview.objects.get()
 
 

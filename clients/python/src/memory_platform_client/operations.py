@@ -74,6 +74,7 @@ OPERATIONS: dict[str, Operation] = {
     # session start and end
     "session.reflect": _op("POST", "/session/reflect/"),
     "session.context": _op("POST", "/session/context/"),
+    "session.close": _op("POST", "/session/close/"),
     # knowledge graph
     "entities.list": _op("GET", "/entities/"),
     "entities.iter": _op("GET", "/entities/"),
@@ -96,6 +97,7 @@ OPERATIONS: dict[str, Operation] = {
     "graph.analysis": _op("GET", "/graph/analysis/"),
     "graph.export": _op("GET", "/graph/export/"),
     "graph.export_graphml": _op("GET", "/graph/export/graphml/"),
+    "graph.subgraph": _op("GET", "/graph/subgraph/"),
     "tags.list": _op("GET", "/tags/"),
     "tags.get": _op("GET", "/tags/{name}/"),
     "tags.describe": _op("PUT", "/tags/{name}/"),
@@ -113,6 +115,8 @@ OPERATIONS: dict[str, Operation] = {
     "documents.chunks": _op("GET", "/documents/{id}/chunks/"),
     "documents.iter_chunks": _op("GET", "/documents/{id}/chunks/"),
     "documents.learn": _op("POST", "/documents/{id}/learn/"),
+    "documents.original": _op("GET", "/documents/{id}/original/"),
+    "documents.rechunk": _op("POST", "/documents/{id}/rechunk/"),
     "documents.refs": _op("GET", "/memories/{id}/document-refs/"),
     "documents.cite": _op("POST", "/memories/{id}/document-refs/"),
     "documents.uncite": _op("DELETE", "/memories/{id}/document-refs/{chunk_id}/"),

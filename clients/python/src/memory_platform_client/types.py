@@ -88,6 +88,7 @@ class Memory(TypedDict):
     verified_at: NotRequired[str | None]
     compressed: NotRequired[bool]  # archived and compressed (`lifecycle.decompress`)
     occurred_at: NotRequired[str | None]  # when it happened or was said, if not when stored
+    summary: NotRequired[str]  # a long memory's few sentences, written in the background
 
 
 class MemoryCreated(Memory):
@@ -97,6 +98,7 @@ class MemoryCreated(Memory):
 class ScoredMemory(Memory):
     score: float
     score_parts: dict[str, float]
+    summarized: NotRequired[bool]  # the token budget took the summary (then in `content`)
 
 
 class MemoryPage(TypedDict):

@@ -97,9 +97,11 @@ class AsyncClient:
         json: dict[str, Any] | None = None,
         files: dict[str, Any] | None = None,
         data: dict[str, Any] | None = None,
+        raw: bool = False,
     ) -> Any:
         """Send the request `OPERATIONS[operation]` describes (a JSON body, or a multipart
-        form of `files` and `data`); its JSON, or a typed error."""
+        form of `files` and `data`); its JSON (its bytes as they came with `raw`), or a
+        typed error."""
         op = OPERATIONS[operation]
         url = op.url(**(path or {}))
         attempt = 0
@@ -118,6 +120,8 @@ class AsyncClient:
                 raise APIConnectionError(f"{op.method} {url}: {exc!r}") from exc
             delay = self._retry.delay(response, attempt)
             if delay is None:
+                if raw and response.status_code < 400:
+                    return response.content
                 return _http.result_of(response)
             await asyncio.sleep(delay)
             attempt += 1

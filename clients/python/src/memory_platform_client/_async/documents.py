@@ -120,6 +120,21 @@ class AsyncDocuments:
         """Delete a document and its chunks; the counts deleted."""
         return await self._client._call("documents.delete", path={"id": document_id})
 
+    async def original(self, document_id: str) -> bytes:
+        """The bytes the document was uploaded as, byte for byte."""
+        return await self._client._call("documents.original", path={"id": document_id}, raw=True)
+
+    async def rechunk(
+        self,
+        document_id: str,
+        *,
+        chunk_size: int | None = None,
+        chunk_overlap: int | None = None,
+    ) -> Document:
+        """Cut the document again from its original with other chunk settings."""
+        json = _http.body(chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        return await self._client._call("documents.rechunk", path={"id": document_id}, json=json)
+
     async def chunks(
         self, document_id: str, *, limit: int | None = None, offset: int = 0
     ) -> ChunkPage:

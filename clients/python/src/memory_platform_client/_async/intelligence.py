@@ -143,8 +143,11 @@ class AsyncSession(_Area):
         new_procedures: Sequence[str] | None = None,
         open_questions: Sequence[str] | None = None,
         task_effectiveness: JSON | None = None,
+        promote: Sequence[str] | None = None,
     ) -> JSON:
-        """A session summary becomes typed memories: `{"results": [{id, memory_type, ...}]}`."""
+        """A session summary becomes typed memories: `{"results": [{id, memory_type, ...}],
+        "session"}`; the session's working memory then ends, but for `promote` (ids) and what
+        the promotion rule keeps."""
         json = _http.body(
             summary=summary,
             user_id=user_id,
@@ -156,6 +159,7 @@ class AsyncSession(_Area):
             new_procedures=_list(new_procedures),
             open_questions=_list(open_questions),
             task_effectiveness=task_effectiveness,
+            promote=_list(promote),
         )
         return await self._client._call("session.reflect", json=json)
 
@@ -179,6 +183,12 @@ class AsyncSession(_Area):
             session_id=session_id,
         )
         return await self._client._call("session.context", json=json)
+
+    async def close(self, session_id: str, *, promote: Sequence[str] | None = None) -> JSON:
+        """End a session: its working memory (the run's short-term memories) leaves, but for
+        `promote` (ids) and what the promotion rule keeps: `{promoted, expired, ...}`."""
+        json = _http.body(session_id=session_id, promote=_list(promote))
+        return await self._client._call("session.close", json=json)
 
 
 def _list(items: Sequence[Any] | None) -> list[Any] | None:

@@ -120,6 +120,21 @@ class Documents:
         """Delete a document and its chunks; the counts deleted."""
         return self._client._call("documents.delete", path={"id": document_id})
 
+    def original(self, document_id: str) -> bytes:
+        """The bytes the document was uploaded as, byte for byte."""
+        return self._client._call("documents.original", path={"id": document_id}, raw=True)
+
+    def rechunk(
+        self,
+        document_id: str,
+        *,
+        chunk_size: int | None = None,
+        chunk_overlap: int | None = None,
+    ) -> Document:
+        """Cut the document again from its original with other chunk settings."""
+        json = _http.body(chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        return self._client._call("documents.rechunk", path={"id": document_id}, json=json)
+
     def chunks(self, document_id: str, *, limit: int | None = None, offset: int = 0) -> ChunkPage:
         """One page of the document's chunks, in order."""
         params = _http.query(limit=limit, offset=offset)

@@ -251,18 +251,57 @@ class Graph(_Area):
         return self._client._call("graph.analysis", params=_http.query(top=top))
 
     def export(
-        self, *, as_of: str | datetime | None = None, include_closed: bool | None = None
+        self,
+        *,
+        as_of: str | datetime | None = None,
+        include_closed: bool | None = None,
+        node_types: list[str] | None = None,
     ) -> JSON:
-        """Every entity and relation as `{nodes, edges}`."""
-        params = _http.query(as_of=as_of, include_closed=include_closed)
+        """Every entity and relation as `{nodes, edges}`; with `node_types` (["all"], or
+        kinds: entity, memory, episode, document, chunk) the graph across kinds, typed."""
+        params = _http.query(as_of=as_of, include_closed=include_closed, node_types=node_types)
         return self._client._call("graph.export", params=params)
 
     def export_graphml(
-        self, *, as_of: str | datetime | None = None, include_closed: bool | None = None
+        self,
+        *,
+        as_of: str | datetime | None = None,
+        include_closed: bool | None = None,
+        node_types: list[str] | None = None,
     ) -> str:
         """The same export as GraphML XML (for Gephi, yEd, networkx)."""
-        params = _http.query(as_of=as_of, include_closed=include_closed)
+        params = _http.query(as_of=as_of, include_closed=include_closed, node_types=node_types)
         return self._client._call("graph.export_graphml", params=params)
+
+    def subgraph(
+        self,
+        node: str,
+        *,
+        depth: int | None = None,
+        node_types: list[str] | None = None,
+        edge_types: list[str] | None = None,
+        direction: str | None = None,
+        max_nodes: int | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        as_of: str | datetime | None = None,
+    ) -> JSON:
+        """The graph across kinds around any node (`"entity:12"`, `"document:<id>"`):
+        entities, memories, episodes, documents and chunks, and the typed edges among them."""
+        params = _http.query(
+            node=node,
+            depth=depth,
+            node_types=node_types,
+            edge_types=edge_types,
+            direction=direction,
+            max_nodes=max_nodes,
+            user_id=user_id,
+            agent_id=agent_id,
+            run_id=run_id,
+            as_of=as_of,
+        )
+        return self._client._call("graph.subgraph", params=params)
 
 
 class Tags(_Area):

@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0021_tenant_foreign_keys_without_db_constraint"),
+        ("memories", "0023_ttl_tier"),
     ]
 
     operations = [
