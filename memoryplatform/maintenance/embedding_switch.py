@@ -6,22 +6,24 @@ its indexes are built; then the platform switches in one step. The stages, each 
 stopped when started again with the same model):
 
 1. **start**: the target model is loaded and asked for one vector (a model that cannot be
-   loaded is an error before anything changes); each table gets a shadow column
-   `embedding_next` of the target's type and a trigger that clears it when the row's text
-   changes (a memory updated meanwhile is embedded again).
+   loaded is an error before anything changes); each vector column (vector_schema.py's
+   VECTOR_TABLES: a memory's content and summary, an entity's, a chunk's) gets a shadow
+   column (`embedding_next`, `summary_embedding_next`) of the target's type and a trigger
+   that clears it when the text it embeds changes (a memory updated or summarised meanwhile
+   is embedded again).
 2. **filling**: the rows lacking a new vector are embedded in batches, keyset-paged, and
    written only if their text is still the one embedded; passes repeat until none is left,
    so memories stored meanwhile get their second vector from the switch within a pass (the
    write path is not slowed by a second model).
-3. **indexing**: the shadow column's indexes (HNSW, the users' covering index) are built
+3. **indexing**: the shadow columns' indexes (HNSW, the users' covering index) are built
    concurrently beside the live ones, from the models' own definitions.
 4. **switching**: the switch is announced and given two recheck periods
    (MEMORY_EMBEDDING_SWITCH_RECHECK_SECONDS) for every process to see it; from then on a
    write embeds under the switch's advisory lock, shared, reading the store's model afresh
    (memories.services.embedding_space.store_embedder_for_write). One transaction then takes
-   that lock alone (waiting for such writes), locks the three tables, embeds the last rows
-   written meanwhile, drops the old column and indexes, renames the new ones into their
-   places and records the new model; a search whose query was embedded with the old model
+   that lock alone (waiting for such writes), locks the tables, embeds the last rows written
+   meanwhile, drops the old columns and indexes, renames the new ones into their places and
+   records the new model; a search whose query was embedded with the old model
    just before is answered again with the new one (memories.selectors.search.semantic).
 5. **grace**: for two more recheck periods, a trigger notes the rows whose vector is written
    (by a request that had embedded just before the switch); they are then embedded again
@@ -54,28 +56,11 @@ from memories.vector_storage import VectorStorage, storage_for
 from memoryplatform.db.rls import as_owner
 from memoryplatform.lib.errors import Conflict, InvalidInput, ProviderError
 from memoryplatform.lib.vectors import vector_literal
-from memoryplatform.maintenance.vector_schema import SHADOW, VECTOR_TABLES, VectorTable, index_sql
+from memoryplatform.maintenance.vector_schema import VECTOR_TABLES, VectorTable, index_sql
 
 BATCH = 64
 TOUCHED = "memories_embedding_switch_touched"
 Progress = Callable[..., object]
-
-# the text each table embeds, as SQL over its row ({t}: the row's alias), and the rows worth
-# a vector; entities as entities.services.entities.entity_embedding_text ("name: description")
-TEXT_SQL = {
-    "memories": ("{t}content", "deleted_at IS NULL"),
-    "entities": (
-        "CASE WHEN coalesce({t}description, '') = '' THEN {t}name"
-        " ELSE {t}name || ': ' || {t}description END",
-        "TRUE",
-    ),
-    "chunks": ("{t}content", "TRUE"),
-}
-TEXT_COLUMNS = {
-    "memories": ("content",),
-    "entities": ("name", "description"),
-    "chunks": ("content",),
-}
 
 
 @dataclass
@@ -155,9 +140,8 @@ def switch_abort() -> bool:
         for table in VECTOR_TABLES:
             for index in table.indexes:
                 cursor.execute(f"DROP INDEX IF EXISTS {index}_next")
-            cursor.execute(f"DROP TRIGGER IF EXISTS embedding_next_stale ON {table.table}")
-            cursor.execute(f"DROP FUNCTION IF EXISTS {table.table}_embedding_next_stale()")
-            cursor.execute(f"ALTER TABLE {table.table} DROP COLUMN IF EXISTS {SHADOW}")
+            _drop_trigger(cursor, table, _stale(table))
+            cursor.execute(f"ALTER TABLE {table.table} DROP COLUMN IF EXISTS {table.shadow}")
     EmbeddingSpace.objects.filter(key="next").delete()
     return pending is not None
 
@@ -178,23 +162,48 @@ def _start(target: Space, storage: VectorStorage) -> None:
     )
     with as_owner(connection), connection.cursor() as cursor:
         for table in VECTOR_TABLES:
+            shadow = table.shadow
             cursor.execute(
-                f"ALTER TABLE {table.table} ADD COLUMN IF NOT EXISTS {SHADOW} {storage.column_type}"
+                f"ALTER TABLE {table.table} ADD COLUMN IF NOT EXISTS {shadow} {storage.column_type}"
             )
             if table.plain:
-                cursor.execute(f"ALTER TABLE {table.table} ALTER COLUMN {SHADOW} SET STORAGE PLAIN")
+                cursor.execute(f"ALTER TABLE {table.table} ALTER COLUMN {shadow} SET STORAGE PLAIN")
             changed = " OR ".join(
-                f"NEW.{column} IS DISTINCT FROM OLD.{column}" for column in TEXT_COLUMNS[table.name]
+                f"NEW.{column} IS DISTINCT FROM OLD.{column}" for column in table.text_columns
             )
-            cursor.execute(
-                f"CREATE OR REPLACE FUNCTION {table.table}_embedding_next_stale() RETURNS trigger"
-                f" LANGUAGE plpgsql AS $$ BEGIN IF {changed} THEN NEW.{SHADOW} := NULL; END IF;"
-                " RETURN NEW; END $$"
+            _create_trigger(
+                cursor,
+                table,
+                _stale(table),
+                f"IF {changed} THEN NEW.{shadow} := NULL; END IF; RETURN NEW;",
+                f"BEFORE UPDATE ON {table.table}",
             )
-            cursor.execute(
-                f"CREATE OR REPLACE TRIGGER embedding_next_stale BEFORE UPDATE ON {table.table}"
-                f" FOR EACH ROW EXECUTE FUNCTION {table.table}_embedding_next_stale()"
-            )
+
+
+def _stale(table: VectorTable) -> str:
+    """The trigger that clears the shadow when the text it embeds changes."""
+    return f"{table.shadow}_stale"
+
+
+def _touched(table: VectorTable) -> str:
+    """The trigger that notes the rows whose vector is written in the grace after the switch."""
+    return f"{table.column}_touched"
+
+
+def _create_trigger(cursor: Any, table: VectorTable, name: str, body: str, when: str) -> None:
+    function = f"{table.table}_{name}"  # functions are per schema, not per table
+    cursor.execute(
+        f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql"
+        f" AS $$ BEGIN {body} END $$"
+    )
+    cursor.execute(
+        f"CREATE OR REPLACE TRIGGER {name} {when} FOR EACH ROW EXECUTE FUNCTION {function}()"
+    )
+
+
+def _drop_trigger(cursor: Any, table: VectorTable, name: str) -> None:
+    cursor.execute(f"DROP TRIGGER IF EXISTS {name} ON {table.table}")
+    cursor.execute(f"DROP FUNCTION IF EXISTS {table.table}_{name}()")
 
 
 def _stage(stage: str, **options: Any) -> None:
@@ -220,9 +229,8 @@ def _fill_until_quiet(
 def _fill(embedder: Any, storage: VectorStorage, progress: Progress | None) -> dict[str, int]:
     filled = {}
     for table in VECTOR_TABLES:
-        text, live = TEXT_SQL[table.name]
-        text = text.format(t="")
-        missing = f"FROM {table.table} WHERE {SHADOW} IS NULL AND {live}"
+        text = table.text_of()
+        missing = f"FROM {table.table} WHERE {table.shadow} IS NULL AND {table.live}"
         with connection.cursor() as cursor:
             cursor.execute(f"SELECT count(*) {missing}")
             total = cursor.fetchone()[0]
@@ -250,11 +258,11 @@ def _fill(embedder: Any, storage: VectorStorage, progress: Progress | None) -> d
 def _write(table: VectorTable, storage: VectorStorage, embedder: Any, rows: list[Any]) -> int:
     """The new vectors of `rows` (id, text), kept only where the text is still that one."""
     vectors = embedder.embed_batch([row[1] or "" for row in rows])
-    text = TEXT_SQL[table.name][0].format(t="t.")
+    text = table.text_of("t")
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {table.table} AS t SET {SHADOW} = v.vector FROM unnest(%s::{_pk(table)}[],"
-            f" %s::text[], %s::{storage.kind}[]) AS v(id, text, vector)"
+            f"UPDATE {table.table} AS t SET {table.shadow} = v.vector FROM unnest("
+            f"%s::{_pk(table)}[], %s::text[], %s::{storage.kind}[]) AS v(id, text, vector)"
             f" WHERE t.id = v.id AND {text} IS NOT DISTINCT FROM v.text",
             [[r[0] for r in rows], [r[1] for r in rows], [vector_literal(v) for v in vectors]],
         )
@@ -262,7 +270,7 @@ def _write(table: VectorTable, storage: VectorStorage, embedder: Any, rows: list
 
 
 def _pk(table: VectorTable) -> str:
-    return "uuid" if table.name == "memories" else "bigint"
+    return str(table.model._meta.pk.db_type(connection))  # uuid, bigint
 
 
 def _build_indexes(storage: VectorStorage, progress: Progress | None) -> None:
@@ -283,7 +291,9 @@ def _build_indexes(storage: VectorStorage, progress: Progress | None) -> None:
                     continue
                 cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
                 cursor.execute(
-                    index_sql(table, index, storage, column=SHADOW, name=name, concurrently=True)
+                    index_sql(
+                        table, index, storage, column=table.shadow, name=name, concurrently=True
+                    )
                 )
                 if progress:
                     progress("indexes", 1, sum(len(t.indexes) for t in VECTOR_TABLES))
@@ -300,7 +310,7 @@ def _switch(target: Space, embedder: Any, storage: VectorStorage) -> int:
     and searches off until it commits."""
     _stage("switching")
     time.sleep(2 * settings.MEMORY_EMBEDDING_SWITCH_RECHECK_SECONDS + 0.2)
-    tables = ", ".join(table.table for table in VECTOR_TABLES)
+    tables = ", ".join(dict.fromkeys(table.table for table in VECTOR_TABLES))
     with as_owner(connection), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [SWITCH_LOCK])
         cursor.execute(f"LOCK TABLE {tables} IN ACCESS EXCLUSIVE MODE")
@@ -309,20 +319,19 @@ def _switch(target: Space, embedder: Any, storage: VectorStorage) -> int:
         for table in VECTOR_TABLES:
             for index in table.indexes:
                 cursor.execute(f"DROP INDEX IF EXISTS {index}")
-            cursor.execute(f"DROP TRIGGER IF EXISTS embedding_next_stale ON {table.table}")
-            cursor.execute(f"DROP FUNCTION IF EXISTS {table.table}_embedding_next_stale()")
-            cursor.execute(f"ALTER TABLE {table.table} DROP COLUMN embedding")
-            cursor.execute(f"ALTER TABLE {table.table} RENAME COLUMN {SHADOW} TO embedding")
+            _drop_trigger(cursor, table, _stale(table))
+            cursor.execute(f"ALTER TABLE {table.table} DROP COLUMN {table.column}")
+            cursor.execute(
+                f"ALTER TABLE {table.table} RENAME COLUMN {table.shadow} TO {table.column}"
+            )
             for index in table.indexes:
                 cursor.execute(f"ALTER INDEX {index}_next RENAME TO {index}")
-            cursor.execute(
-                f"CREATE OR REPLACE FUNCTION {table.table}_embedding_touched() RETURNS trigger"
-                f" LANGUAGE plpgsql AS $$ BEGIN INSERT INTO {TOUCHED} VALUES"
-                f" ('{table.name}', NEW.id::text); RETURN NULL; END $$"
-            )
-            cursor.execute(
-                f"CREATE OR REPLACE TRIGGER embedding_touched AFTER INSERT OR UPDATE OF embedding"
-                f" ON {table.table} FOR EACH ROW EXECUTE FUNCTION {table.table}_embedding_touched()"
+            _create_trigger(
+                cursor,
+                table,
+                _touched(table),
+                f"INSERT INTO {TOUCHED} VALUES ('{table.name}', NEW.id::text); RETURN NULL;",
+                f"AFTER INSERT OR UPDATE OF {table.column} ON {table.table}",
             )
         row = EmbeddingSpace.objects.get(key="default")
         row.provider, row.model_name, row.dimensions = (
@@ -352,13 +361,11 @@ def _finish_grace(target: Space, progress: Progress | None, embedder: Any = None
     total = 0
     with as_owner(connection), connection.cursor() as cursor:
         for table in VECTOR_TABLES:
-            cursor.execute(f"DROP TRIGGER IF EXISTS embedding_touched ON {table.table}")
-            cursor.execute(f"DROP FUNCTION IF EXISTS {table.table}_embedding_touched()")
+            _drop_trigger(cursor, table, _touched(table))
         for table in VECTOR_TABLES:
-            text, live = TEXT_SQL[table.name]
             cursor.execute(
-                f"SELECT id, {text.format(t='')} FROM {table.table} WHERE {live} AND id::text IN"
-                f" (SELECT id FROM {TOUCHED} WHERE tbl = %s)",
+                f"SELECT id, {table.text_of()} FROM {table.table} WHERE {table.live} AND id::text"
+                f" IN (SELECT id FROM {TOUCHED} WHERE tbl = %s)",
                 [table.name],
             )
             rows = cursor.fetchall()
@@ -366,7 +373,7 @@ def _finish_grace(target: Space, progress: Progress | None, embedder: Any = None
                 batch = rows[at : at + BATCH]
                 vectors = embedder.embed_batch([row[1] or "" for row in batch])
                 cursor.execute(
-                    f"UPDATE {table.table} AS t SET embedding = v.vector"
+                    f"UPDATE {table.table} AS t SET {table.column} = v.vector"
                     f" FROM unnest(%s::{_pk(table)}[],"
                     f" %s::{storage.kind}[]) AS v(id, vector) WHERE t.id = v.id",
                     [[row[0] for row in batch], [vector_literal(v) for v in vectors]],

@@ -9,8 +9,10 @@ from django.db import connection
 
 from memories.embeddings import get_embedder
 from memories.embeddings.local import LocalEmbedder
-from memories.models import EmbeddingSpace
+from memories.models import EmbeddingSpace, Memory
+from memories.services.summaries import memories_summarize
 from memories.vector_storage import column_storage, storage_for
+from memoryplatform.db.rls import as_owner
 from memoryplatform.maintenance.vector_schema import fit_vector_columns, resize_vector_columns
 from tests.tiny_models import tiny_embedder
 
@@ -71,6 +73,7 @@ def test_a_fresh_store_takes_the_configured_models_dimension(alice, model_settin
     model_setting(tiny_embedder(32))
     fit_vector_columns()  # what the first migrate does
     assert str(column_storage("memories_memory")) == "vector(32)"
+    assert str(column_storage("memories_memory", "summary_embedding")) == "vector(32)"
     assert str(column_storage("entities_entity")) == "vector(32)"
     assert str(column_storage("documents_documentchunk")) == "vector(32)"
     assert EmbeddingSpace.objects.get(key="default").dimensions == 32
@@ -89,7 +92,11 @@ def test_a_fresh_store_takes_the_configured_models_dimension(alice, model_settin
 def test_past_384_dimensions_vectors_are_half_precision_and_leave_the_covering_index_past_768():
     resize_vector_columns(storage_for(768))
     assert str(column_storage("memories_memory")) == "halfvec(768)"
+    assert str(column_storage("memories_memory", "summary_embedding")) == "halfvec(768)"
     assert "embedding halfvec_cosine_ops" in index_definition("memory_embedding_hnsw")
+    summaries = index_definition("memory_summary_hnsw")  # the model's partial index, resized
+    assert "summary_embedding halfvec_cosine_ops" in summaries
+    assert "summary_embedding IS NOT NULL" in summaries
     assert "embedding" in index_definition("memory_project_user_vectors")  # 1.5 kB, as 384 fp32
     resize_vector_columns(storage_for(1536))
     assert str(column_storage("entities_entity")) == "halfvec(1536)"
@@ -102,6 +109,28 @@ def test_a_store_holding_vectors_keeps_its_columns_whatever_the_setting(remember
     fit_vector_columns()
     assert str(column_storage("memories_memory")) == "vector(384)"
     assert EmbeddingSpace.objects.get(key="default").dimensions == 384
+
+
+def test_a_vector_column_a_later_migration_adds_takes_the_stored_models_type(
+    alice, remember, model_setting, settings
+):
+    model_setting(tiny_embedder(32))
+    fit_vector_columns()
+    remember("a memory with a 32-dimension vector")
+    with as_owner(connection), connection.cursor() as cursor:
+        # the insert's deferred checks done now (a migrate runs in a transaction of its own)
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        # the column as a migration adds it: the models' 384 dimensions
+        cursor.execute(
+            "ALTER TABLE memories_memory ALTER COLUMN summary_embedding TYPE vector(384)"
+        )
+    fit_vector_columns()  # what the next migrate does
+    assert str(column_storage("memories_memory", "summary_embedding")) == "vector(32)"
+    assert str(column_storage("memories_memory")) == "vector(32)"
+    settings.MEMORY_SUMMARY_MIN_TOKENS = 10
+    long = remember("The release train leaves on Tuesdays. Flags guard unfinished work. " * 3)
+    assert memories_summarize(project=alice.project, memory_ids=[long["id"]]) == 1
+    assert len(Memory.objects.get(pk=long["id"]).summary_embedding) == 32
 
 
 @pytest.mark.slow

@@ -21,7 +21,7 @@ def switchable(transactional_db, settings):
     settings.MEMORY_EMBEDDING_SWITCH_RECHECK_SECONDS = 0.05
     yield
     embedding_switch.switch_abort()
-    Memory.objects.update(embedding=None)
+    Memory.objects.update(embedding=None, summary_embedding=None)
     Entity.objects.update(embedding=None)
     DocumentChunk.objects.update(embedding=None)
     resize_vector_columns(storage_for(384))

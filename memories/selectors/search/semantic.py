@@ -161,45 +161,50 @@ def _winner_statement(
 
 
 def semantic_ranked_for(
-    queryset: QuerySet[Memory] | SearchBase, text: str, *, project_id: int, **options: Any
+    base: SearchBase,
+    text: str,
+    *,
+    project_id: int,
+    limit: int,
+    min_similarity: float,
+    **options: Any,
 ) -> Ranked:
-    """`semantic_ranked` for a query text. When a live switch moved the store to a model of
-    another size between embedding the query and ranking, the query is embedded again with
-    the store's model (the switch's moment, docs/operations.md)."""
-    vector = query_vector(text, project_id=project_id)
+    """`semantic_ranked` for a query text, with what the memories' summaries match
+    (search/summaries.py), both ranked with the same query vector. When a live switch moved
+    the store to a model of another size between embedding the query and ranking, the query
+    is embedded again with the store's model (the switch's moment, docs/operations.md)."""
+    from memories.selectors.search.summaries import with_summaries
+
+    def ranked(vector: list[float]) -> Ranked:
+        found = semantic_ranked(base, vector, limit=limit, min_similarity=min_similarity, **options)
+        _, merged = with_summaries(
+            project_id=project_id,
+            base=base,
+            keyword=None,
+            semantic=found,
+            lexemes=[],
+            vector=vector,
+            limit=limit,
+            min_similarity=min_similarity,
+        )
+        return merged or []
+
     try:
-        return semantic_ranked(queryset, vector, **options)
+        return ranked(query_vector(text, project_id=project_id))
     except DataError as exc:
         if "dimensions" not in str(exc) or connection.in_atomic_block:
             raise
-    vector = list(_cached_vector(store_embedder(recheck=True), project_id, text))
-    return semantic_ranked(queryset, vector, **options)
+    return ranked(list(_cached_vector(store_embedder(recheck=True), project_id, text)))
 
 
 def semantic_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
-    from memories.selectors.search.summaries import with_summaries
-
-    base = compiled_search_base(project=project, query=query)
     ranked = semantic_ranked_for(
-        base,
+        compiled_search_base(project=project, query=query),
         query.text,
         project_id=project.pk,
         limit=candidate_count(query),
         min_similarity=min_similarity_of(query),
         user_scoped=bool(query.filters.user_id),
-    )
-    ranked = (
-        with_summaries(
-            project_id=project.pk,
-            base=base,
-            keyword=None,
-            semantic=ranked,
-            lexemes=[],
-            vector=query_vector(query.text, project_id=project.pk),  # cached: no second embedding
-            limit=candidate_count(query),
-            min_similarity=min_similarity_of(query),
-        )[1]
-        or []
     )
     return [
         SearchHit(memory=memory, score=max(similarity, 0.0), parts={"semantic": similarity})

@@ -23,10 +23,10 @@ from tenants.models import Project
 
 class Command(BaseCommand):
     help = (
-        "Move every stored vector (memories, entities, document chunks) to another embedding "
-        "model while searches go on (--model, or the configured model when it is not the "
-        "stored one); without a model change, compute the vectors rows lack (--all: every "
-        "row again). What the hourly job does for missing vectors."
+        "Move every stored vector (memories and their summaries, entities, document chunks) to "
+        "another embedding model while searches go on (--model, or the configured model when "
+        "it is not the stored one); without a model change, compute the vectors rows lack "
+        "(--all: every row again). What the hourly job does for missing vectors."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
