@@ -15,8 +15,12 @@ from typing import Any
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
-def setup_django(default_db: str) -> None:
-    """Configure Django on its own embedded database (MEMORY_EMBEDDED_DB_NAME) and migrate."""
+def setup_django(default_db: str, model: str | None = None) -> None:
+    """Configure Django on its own embedded database (MEMORY_EMBEDDED_DB_NAME) and migrate;
+    `model`: an embedding preset (`fast`, `quality`) or model, on a database of its own."""
+    from benchmarks.models import use_model
+
+    default_db = use_model(model, default_db)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryplatform.settings")
     os.environ.setdefault("MEMORY_EMBEDDED_DB_NAME", default_db)
     os.environ.setdefault("MEMORY_LOG_LEVEL", "WARNING")
@@ -95,3 +99,11 @@ class Timer:
 
     def __exit__(self, *exc: object) -> None:
         self.seconds = time.perf_counter() - self.start
+
+
+def add_model_argument(parser: Any) -> None:
+    parser.add_argument(
+        "--model",
+        help="embedding preset (fast: all-MiniLM-L6-v2, quality: all-mpnet-base-v2) or a "
+        "model name or directory; each on a database of its own (benchmarks/models.py)",
+    )

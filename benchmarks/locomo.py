@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import Timer, setup_django, table, write_results
+from benchmarks.common import Timer, add_model_argument, setup_django, table, write_results
 
 DEFAULT_DATA = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
@@ -80,6 +80,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--reuse", action="store_true", help=argparse.SUPPRESS)  # the default
     parser.add_argument("--batch", type=int, default=256, help="memories per bulk create")
+    add_model_argument(parser)
     return parser.parse_args(argv)
 
 
@@ -328,7 +329,7 @@ def report(label: str, scored: list[Scored], latencies: list[float], fmt: str) -
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    setup_django("bench_search")
+    setup_django("bench_search", args.model)
     started = time.perf_counter()
     samples = json.loads(args.data.read_text())
     project, ingest_stats = store(args, samples)

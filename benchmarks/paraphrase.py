@@ -27,7 +27,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import Timer, setup_django, table, write_results
+from benchmarks.common import Timer, add_model_argument, setup_django, table, write_results
 from benchmarks.locomo import parse_config as locomo_config
 
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "paraphrases.jsonl"
@@ -55,6 +55,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--floors", default=DEFAULT_FLOORS, help="comma list of semantic floors (0 = off)"
     )
     parser.add_argument("--misses", action="store_true", help="print every config's misses")
+    add_model_argument(parser)
     return parser.parse_args(argv)
 
 
@@ -185,7 +186,7 @@ def _floors(text: str) -> list[float]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    setup_django("bench_paraphrase")
+    setup_django("bench_paraphrase", args.model)
     from django.conf import settings
 
     pairs, distractors = load(args.data)

@@ -31,7 +31,14 @@ import time
 from functools import partial
 from typing import Any
 
-from benchmarks.common import Timer, percentiles, setup_django, table, write_results
+from benchmarks.common import (
+    Timer,
+    add_model_argument,
+    percentiles,
+    setup_django,
+    table,
+    write_results,
+)
 
 PEOPLE = [
     "Alice",
@@ -205,6 +212,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "and measure its searches server-side",
     )
     parser.add_argument("--seed", type=int, default=7)
+    add_model_argument(parser)
     return parser.parse_args(argv)
 
 
@@ -614,7 +622,8 @@ def through_http(project: Any, texts: list[str], rng: random.Random) -> dict[str
             timeout=60,
         )
         wait_for_server(client)
-        client.post("/api/v1/memories/search/", json={"query": "warm up the model"})
+        # the server loads its model first (all-mpnet-base-v2: ~0.4 GB, longer on a busy machine)
+        client.post("/api/v1/memories/search/", json={"query": "warm up"}, timeout=900)
         out = {}
         for kind in KINDS:
             samples = []
@@ -645,7 +654,7 @@ def main(argv: list[str] | None = None) -> int:
     global USERS
     args = parse_args(argv)
     USERS = max(args.users, 1)
-    setup_django("bench_search")
+    setup_django("bench_search", args.model)
     from memories.models import Memory
     from tenants.models import Project
     from tenants.services import project_create

@@ -663,15 +663,23 @@ class MemoryFeedback(models.Model):
 
 
 class EmbeddingSpace(models.Model):
-    """The embedding model the stored vectors come from: one row, written on migrate and by
-    `backfill_embeddings --reembed-all`. Start-up compares it with the configured provider so
-    a changed model or dimension is a clear error, not silently incomparable vectors."""
+    """The embedding model the stored vectors come from (key "default"), written on migrate
+    and when `manage.py reembed` finishes, and the model a switch in progress moves them to
+    (key "next"). Start-up compares "default" with the configured provider so a changed model
+    or dimension is a clear error, not silently incomparable vectors; running processes
+    follow it when a live switch completes (`generation`)."""
 
     key = models.CharField(max_length=20, primary_key=True, default="default")
     provider = models.CharField(max_length=50)
     model_name = models.CharField(max_length=255)
     dimensions = models.PositiveIntegerField()
     recorded_at = models.DateTimeField(default=timezone.now)
+    # prompts given for the model (absent: its own) and the size asked of a remote server
+    options = models.JSONField(default=dict, blank=True)
+    # a switch's progress ("next" row): filling, indexing, switching
+    stage = models.CharField(max_length=20, blank=True, default="")
+    # live switches completed: a process that sees it move embeds with this row's model
+    generation = models.PositiveIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"{self.provider}:{self.model_name} ({self.dimensions})"

@@ -1,5 +1,5 @@
 """Input shapes of mem0's API. Only what is used is declared: the other fields mem0's clients
-may send (`rerank`, `custom_categories`, `async_mode`, ...) are accepted and ignored, as
+may send (`custom_categories`, `async_mode`, ...) are accepted and ignored, as
 docs/compat-mem0.md lists."""
 
 from __future__ import annotations
@@ -116,6 +116,8 @@ class SearchSerializer(ListSerializer):
     query = StrictCharField(max_length=2000)
     top_k = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     threshold = StrictFloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True)
+    # the configured cross-encoder (MEMORY_SEARCH_RERANKER) re-orders the best hits
+    rerank = StrictBooleanField(required=False, allow_null=True)
 
     def validate_top_k(self, value: int | None) -> int | None:
         if value is not None and value > settings.MEMORY_MAX_PAGE_SIZE:

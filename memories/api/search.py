@@ -65,6 +65,11 @@ class SearchRequestSerializer(MemoryFilterSerializer):
         required=False,
         help_text="hybrid: added to memories dated when the question names (0 switches it off)",
     )
+    rerank = StrictBooleanField(
+        required=False,
+        help_text="hybrid: re-order the best hits with the configured cross-encoder "
+        "(MEMORY_SEARCH_RERANKER; default: when one is configured)",
+    )
     sources = CommaListField(
         child=StrictCharField(),
         required=False,
@@ -100,7 +105,15 @@ class SearchRequestSerializer(MemoryFilterSerializer):
 
 
 # the request fields passed to the search as its options
-SEARCH_OPTIONS = ("fusion", "alpha", "session_id", "neighbours", "neighbour_weight", "date_weight")
+SEARCH_OPTIONS = (
+    "fusion",
+    "alpha",
+    "session_id",
+    "neighbours",
+    "neighbour_weight",
+    "date_weight",
+    "rerank",
+)
 
 
 class SearchResponseSerializer(serializers.Serializer):

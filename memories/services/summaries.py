@@ -150,11 +150,12 @@ def memories_summarize(*, project: Project, memory_ids: Sequence[UUID | str]) ->
         memory.summary_method = summary.method if summary else ""
         memory.summary_tokens = summary.tokens if summary else 0
         written.append(memory)
-    vectors = embed_or_none([m.summary for m in written if m.summary])
-    with_text = iter(vectors)
-    for memory in written:
-        memory.summary_embedding = next(with_text) if memory.summary else None
     with transaction.atomic():
+        # embedded inside the write's transaction: during a live switch of the embedding
+        # model the vectors are then of the column they go to (store_embedder_for_write)
+        with_text = iter(embed_or_none([m.summary for m in written if m.summary]))
+        for memory in written:
+            memory.summary_embedding = next(with_text) if memory.summary else None
         update_rows(written, ["summary", "summary_method", "summary_tokens", "summary_embedding"])
     if any(m.summary for m in written):
         mark_summarized(project.pk)

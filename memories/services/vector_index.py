@@ -39,6 +39,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from memories.models import Memory
+from memories.vector_storage import column_storage
 from memoryplatform.db.rls import as_owner
 from memoryplatform.lib.db_threads import beside
 from memoryplatform.lib.errors import InvalidInput
@@ -197,6 +198,9 @@ def vector_index_rebuild(
         raise InvalidInput(message, fields={"ef_construction": [message]})
     _path, args, kwargs = _model_index().deconstruct()
     kwargs.update(name=f"{INDEX}_new", m=m, ef_construction=ef)
+    storage = column_storage(Memory._meta.db_table)
+    if storage is not None:  # the column follows the embedding model (vector or halfvec)
+        kwargs.update(opclasses=[storage.opclass])
     new = type(_model_index())(*args, **kwargs)
     started = time.perf_counter()
     # index DDL is the table owner's, not the runtime role's (memoryplatform/db/rls.py)

@@ -94,6 +94,12 @@ def _db_value(field: models.Field, value: Any, connection: Any) -> Any:
     return field.get_db_prep_save(value, connection)
 
 
+_TYPES_SQL = """
+SELECT string_agg(atttypid::text || ':' || atttypmod::text, ',' ORDER BY attnum)
+FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped
+"""
+
+
 def insert_rows(objs: Sequence[models.Model], *, using: str = "default") -> None:
     """INSERT `objs` (same model, primary keys set, as `_build` makes them) with COPY: what
     `bulk_create` does for such rows, without compiling one statement of all their values
@@ -117,8 +123,12 @@ def insert_rows(objs: Sequence[models.Model], *, using: str = "default") -> None
         if writes is not None:
             writes.note(f"COPY {table}", current_scope(), connection)
     else:  # PostgreSQL refuses COPY into a table under row-level security: through a staging table
-        staging = f"pg_temp.bulk_{model._meta.db_table}_{zlib.crc32(columns.encode()):x}"
         with transaction.atomic(using=using, savepoint=False), connection.cursor() as cursor:
+            # named by the table's column types too: a vector column's type follows the
+            # embedding model, and a session's staging table keeps the types it was made with
+            cursor.execute(_TYPES_SQL, [model._meta.db_table])
+            signature = f"{columns}|{cursor.fetchone()[0]}"
+            staging = f"pg_temp.bulk_{model._meta.db_table}_{zlib.crc32(signature.encode()):x}"
             cursor.execute(
                 f"CREATE TEMP TABLE IF NOT EXISTS {staging} AS "
                 f"SELECT {columns} FROM {table} WITH NO DATA"

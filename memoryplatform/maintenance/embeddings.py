@@ -5,8 +5,8 @@ one of their summary). A vector is missing
 when the provider failed at write time (an update re-embeds new text at once; a failure
 leaves it null), and stale when the configured model is not the one recorded in
 `EmbeddingSpace` (vectors of two models are not comparable). `embeddings_refresh` fills the
-missing ones, or, once the model changed, re-embeds every row of every table and then
-records the new model; the hourly job runs it, as `manage.py reembed` does at once.
+missing ones (with the store's model), or re-embeds every row in place (`reembed --all`);
+the hourly job runs it. Moving the store to another model is embedding_switch.py's.
 
 A table is one entry in `TABLES`: its model, the rows worth a vector, and the text of one.
 Document chunks fill through documents' own service (`document_embed`), which keeps each
@@ -14,6 +14,7 @@ document's progress and status."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -27,6 +28,7 @@ from documents.models import DocumentChunk
 from documents.services import document_embed
 from entities.models import Entity
 from entities.services.entities import entity_embedding_text
+from memories.embeddings import get_embedder
 from memories.models import Memory
 from memories.services.backfill import memories_backfill_embeddings
 from memories.services.embedding import embed_or_none
@@ -35,6 +37,7 @@ from memories.services.embedding_space import (
     embedding_space_record,
     recorded_space,
     same_space,
+    store_embedder,
 )
 from memoryplatform.lib.bulk import update_rows
 from memoryplatform.lib.rls import project_scope
@@ -42,6 +45,7 @@ from memoryplatform.metrics import maintenance_items
 from tenants.models import Project
 
 BATCH = 64
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,12 @@ def model_changed() -> bool:
     return recorded is not None and not same_space(recorded, configured_space())
 
 
+def _embeds_as_stored() -> bool:
+    """This process embeds with the model the stored vectors come from: the configured one
+    (not changed), or the one a live switch moved the store to (followed)."""
+    return not model_changed() or store_embedder() is not get_embedder()
+
+
 def embeddings_refresh(
     *,
     projects: list[Project] | None = None,
@@ -129,7 +139,12 @@ def embeddings_refresh(
     A complete, failure-free re-embedding of every project records the configured model."""
     started = time.perf_counter()
     changed = model_changed()
-    everything = changed if everything is None else everything
+    if not _embeds_as_stored():
+        # vectors of the configured model would not compare with the stored ones: moving
+        # the store is `manage.py reembed` (a live switch), never a job's in-place rewrite
+        logger.warning("stored vectors come from another model; run manage.py reembed")
+        return RefreshReport(model_changed=changed)
+    everything = bool(everything)
     report = RefreshReport(model_changed=changed)
     every_project = projects is None
     for project in projects if projects is not None else list(Project.objects.order_by("pk")):
@@ -138,7 +153,7 @@ def embeddings_refresh(
                 done, failed = _refresh(table, project, everything=everything, progress=progress)
                 report.embedded[table.name] = report.embedded.get(table.name, 0) + done
                 report.failed[table.name] = report.failed.get(table.name, 0) + failed
-    if everything and every_project and not any(report.failed.values()):
+    if everything and every_project and not changed and not any(report.failed.values()):
         embedding_space_record()
         report.space_recorded = True
     report.seconds = round(time.perf_counter() - started, 3)

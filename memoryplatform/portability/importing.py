@@ -30,8 +30,7 @@ from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 
-from memories.models import EMBEDDING_DIMENSIONS
-from memories.services.embedding_space import configured_space
+from memories.services.embedding_space import Space, configured_space, recorded_space
 from memories.services.vector_index import index_pending_vectors
 from memoryplatform.lib.bulk import insert_rows
 from memoryplatform.lib.errors import InvalidInput
@@ -131,7 +130,7 @@ def import_check(path: Path) -> Checked:
             elif footer is not None:
                 problems.append(Problem(number, "line", "a row after the footer"))
             else:
-                order = _row(number, body, order, seen, counts, problems)
+                order = _row(number, body, order, seen, counts, problems, _dimensions(header))
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         problems.append(Problem(last, "file", f"cannot be read ({exc})"))
     if header is None:
@@ -175,6 +174,7 @@ def _row(
     seen: dict[str, set[Any]],
     counts: dict[str, int],
     problems: list[Problem],
+    dimensions: int,
 ) -> int:
     name = body.get("section")
     section = BY_NAME.get(name) if isinstance(name, str) else None
@@ -191,7 +191,7 @@ def _row(
             )
         )
     try:
-        values = load(section, body.get("data"), dimensions=EMBEDDING_DIMENSIONS)
+        values = load(section, body.get("data"), dimensions=dimensions)
     except RowError as exc:
         problems.append(Problem(number, f"{name}.{exc.field}", exc.message))
         return max(order, position)
@@ -229,7 +229,12 @@ def project_import(
     project, created = _target(slug, checked.header)
     report = ImportReport(project=project.slug, created_project=created)
     with project_scope(project.pk):
-        writer = _Writer(project, remap=remap, drop_vectors=recompute)
+        writer = _Writer(
+            project,
+            remap=remap,
+            drop_vectors=recompute,
+            dimensions=_dimensions(checked.header),
+        )
         writer.progress = (
             (lambda name, done: progress(name, done, checked.counts[name])) if progress else None
         )
@@ -251,10 +256,22 @@ def project_import(
     return report
 
 
+def _dimensions(header: dict[str, Any] | None) -> int:
+    """The size of the file's vectors: its header's, else the store's."""
+    space = (header or {}).get("embedding_space") or {}
+    if isinstance(space.get("dimensions"), int):
+        return space["dimensions"]
+    return _store_space().dimensions
+
+
+def _store_space() -> Space:
+    return recorded_space() or configured_space()
+
+
 def _vectors_unusable(header: dict[str, Any]) -> bool:
-    """The file's vectors come from another model than the configured one."""
+    """The file's vectors come from another model than the store's."""
     space = header.get("embedding_space") or {}
-    configured = configured_space()
+    configured = _store_space()
     return bool(space) and (space.get("model_name"), space.get("dimensions")) != (
         configured.model_name,
         configured.dimensions,
@@ -290,8 +307,11 @@ def _embed_missing(project: Project) -> dict[str, int]:
 class _Writer:
     """Rows of one section at a time, written BATCH at a time with their ids mapped."""
 
-    def __init__(self, project: Project, *, remap: bool, drop_vectors: bool) -> None:
+    def __init__(
+        self, project: Project, *, remap: bool, drop_vectors: bool, dimensions: int
+    ) -> None:
         self.project = project
+        self.dimensions = dimensions
         self.remap = remap
         self.drop_vectors = drop_vectors
         self.ids: dict[str, dict[Any, Any]] = {section.name: {} for section in SECTIONS}
@@ -307,7 +327,7 @@ class _Writer:
         if section.name != self.last_section:
             self.flush()
             self.last_section = section.name
-        values = load(section, data, dimensions=EMBEDDING_DIMENSIONS)
+        values = load(section, data, dimensions=self.dimensions)
         if self.drop_vectors:
             for name in section.vector_fields:
                 values.pop(name, None)

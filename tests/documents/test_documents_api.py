@@ -193,7 +193,7 @@ def test_a_provider_failure_marks_the_document_failed_with_its_reason(alice, upl
         def embed_batch(self, texts):
             raise ProviderError("provider down")
 
-    monkeypatch.setattr("memories.services.embedding.get_embedder", lambda: Broken())
+    monkeypatch.setattr("memories.services.embedding.store_embedder_for_write", lambda: Broken())
     body = current(alice, upload("Text that cannot be embedded right now.").json())
     assert body["status"] == "failed"
     assert "embedding provider failed" in body["status_reason"]

@@ -16,6 +16,7 @@ from memories.services.embedding_space import (
     embedding_space_record,
 )
 from tests.fakes.openai_server import FakeOpenAI, fake_vector
+from tests.tiny_models import tiny_embedder
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/memories/"
@@ -208,12 +209,20 @@ def test_the_first_migrate_records_the_embedding_model() -> None:
 
 def test_a_changed_embedding_model_is_a_startup_error(settings, fresh_embedder) -> None:
     assert check_embedding_space(databases=["default"]) == []
-    settings.MEMORY_EMBEDDING_MODEL = "paraphrase-MiniLM-L3-v2"
+    settings.MEMORY_EMBEDDING_MODEL = tiny_embedder(32)
     get_embedder.cache_clear()
     errors = check_embedding_space(databases=["default"])
     assert [error.id for error in errors] == ["memories.E001"]
-    assert "all-MiniLM-L6-v2" in errors[0].msg and "paraphrase-MiniLM-L3-v2" in errors[0].msg
-    assert "backfill_embeddings --reembed-all" in errors[0].hint
+    assert "all-MiniLM-L6-v2 (384" in errors[0].msg and "embedder-32 (32" in errors[0].msg
+    assert "python manage.py reembed --model" in errors[0].hint
+
+
+def test_a_model_that_cannot_be_loaded_is_a_startup_error_naming_it(settings, fresh_embedder):
+    settings.MEMORY_EMBEDDING_MODEL = "/nowhere/no-such-model"
+    get_embedder.cache_clear()
+    errors = check_embedding_space(databases=["default"])
+    assert [error.id for error in errors] == ["memories.E002"]
+    assert "/nowhere/no-such-model" in errors[0].msg
 
 
 def test_reembed_all_rewrites_every_vector_and_records_the_new_model(

@@ -11,6 +11,7 @@ from documents.models import Document, DocumentChunk
 from entities.models import Entity
 from memories.models import EmbeddingSpace, Memory
 from memoryplatform.maintenance.embeddings import embeddings_refresh, model_changed
+from tests.conftest import make_tenant
 from tests.documents.conftest import RUNBOOK
 
 pytestmark = pytest.mark.django_db
@@ -34,13 +35,17 @@ def test_missing_vectors_of_chunks_entities_and_memories_are_filled(alice, remem
     assert entity.embedding is not None and memory_row.embedding is not None
 
 
-def test_once_the_model_changed_every_vector_is_recomputed_and_the_model_recorded(alice, remember):
-    memory = remember("Backups run nightly at two")
-    real = np.array(Memory.objects.get(pk=memory["id"]).embedding)
-    Memory.objects.filter(pk=memory["id"]).update(embedding=[0.05] * 384)
+@pytest.mark.django_db(transaction=True)
+def test_once_the_model_changed_reembed_moves_every_vector_and_records_the_model(switchable):
+    alice = make_tenant("alice")
+    memory = alice.post("/api/v1/memories/", {"content": "Backups run nightly", "user_id": "u1"})
+    real = np.array(Memory.objects.get(pk=memory.json()["id"]).embedding)
+    Memory.objects.filter(pk=memory.json()["id"]).update(embedding=[0.05] * 384)
     EmbeddingSpace.objects.filter(key="default").update(model_name="an-older-model")
     assert model_changed()
-    call_command("reembed", verbosity=0)
+    report = embeddings_refresh()  # the hourly job does not rewrite vectors of another model
+    assert report.embedded == {} and model_changed()
+    call_command("reembed", verbosity=0)  # a live switch to the configured model
     assert not model_changed()
-    again = np.array(Memory.objects.get(pk=memory["id"]).embedding)
+    again = np.array(Memory.objects.get(pk=memory.json()["id"]).embedding)
     assert np.allclose(again, real, atol=1e-5)

@@ -164,6 +164,7 @@ class SearchView(Mem0View):
             filters=list_filters(data),
             limit=data.get("top_k") or min(DEFAULT_TOP_K, settings.MEMORY_MAX_PAGE_SIZE),
             min_similarity=data.get("threshold"),
+            options={} if data.get("rerank") is None else {"rerank": data["rerank"]},
         )
         result = memories_recall(project=self.project, query=query)
         hits = [memory_body(hit.memory, score=hit.score) for hit in result.hits]  # type: ignore[arg-type]

@@ -26,6 +26,7 @@ from memories.selectors.filters import (
 )
 from memories.selectors.memories import memories_by_id, memory_queryset, project_share
 from memories.selectors.quality import rank_factor
+from memories.selectors.search import rerank
 from memories.selectors.search_types import Candidate, SearchHit, SearchQuery, summary_fits
 from memoryplatform.lib.errors import InvalidInput
 from memoryplatform.metrics import timed_search
@@ -225,6 +226,8 @@ def memory_search(*, project: Project, query: SearchQuery) -> SearchResult:
     query = without_own_name(in_namespace(query))
     mode = _resolve(query.mode)
     hits = _rank_by_confidence(mode(project=project, query=query))
+    if rerank.wanted(query):
+        hits = rerank.reranked(query, hits)
     page = _load_rows(project, hits[query.offset : query.offset + query.limit])
     page, tokens, exhausted = _within_budget(page, query.token_budget)
     return SearchResult(

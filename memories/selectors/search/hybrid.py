@@ -14,7 +14,8 @@ If the embedding provider fails, hybrid degrades to keyword results (parts say s
 of failing the request. Registered boosts (see the package docstring) are added last.
 
 The two signals run at once on two connections (memoryplatform.lib.db_threads): beside the
-keyword statement, the query is embedded and its semantic statement run; the keyword side
+keyword statement, the query is embedded and its semantic statements run (the content's, then
+the summaries': search/summaries.py); the keyword side
 then prepares the boosts' part that does not depend on the hits (the entities the query
 names and their neighbours, 3-4 short round trips). Embedding makes the semantic side the
 longer one; with the boosts on it too it was longer by ~7 ms at 100k memories, and a third
@@ -37,11 +38,7 @@ from memories.selectors.search.dispatch import (
 )
 from memories.selectors.search.keyword import keyword_ranked, query_lexemes
 from memories.selectors.search.neighbours import add_neighbours
-from memories.selectors.search.semantic import (
-    min_similarity_of,
-    query_vector,
-    semantic_ranked,
-)
+from memories.selectors.search.semantic import min_similarity_of, semantic_ranked_for
 from memories.selectors.search.summaries import with_summaries
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
 from memories.services.content import check_unit_interval
@@ -61,17 +58,17 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
 
     def semantic_side() -> Ranked | None:
         try:
-            vector = query_vector(query.text, project_id=project.pk)
+            return semantic_ranked_for(
+                base,
+                query.text,
+                project_id=project.pk,
+                limit=pool,
+                min_similarity=min_similarity,
+                user_scoped=bool(query.filters.user_id),
+            )
         except ProviderError as exc:
             logger.warning("hybrid search without vectors: %s", exc)
             return None
-        return semantic_ranked(
-            base,
-            vector,
-            limit=pool,
-            min_similarity=min_similarity,
-            user_scoped=bool(query.filters.user_id),
-        )
 
     semantic_soon = beside(semantic_side)
     keyword = keyword_ranked(
@@ -84,7 +81,7 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
     )
     boosts = _prepare_boosts(project, query) if _boosted(query) else []
     semantic = semantic_soon.result()
-    keyword, semantic = _with_summaries(project, query, base, keyword, semantic, pool)
+    keyword = _with_summaries(project, query, base, keyword, pool)
     fuse = _minmax if fusion == "minmax" else _rrf
     hits = add_neighbours(base, fuse(keyword, semantic or [], alpha), query)
     if semantic is None:
@@ -95,25 +92,21 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
 
 
 def _with_summaries(
-    project: Project,
-    query: SearchQuery,
-    base: Any,
-    keyword: Ranked,
-    semantic: Ranked | None,
-    pool: int,
-) -> tuple[Ranked, Ranked | None]:
-    """Both sides with what the memories' summaries match (search/summaries.py)."""
-    found_keyword, semantic = with_summaries(
+    project: Project, query: SearchQuery, base: Any, keyword: Ranked, pool: int
+) -> Ranked:
+    """The keyword side with what the memories' summaries match (search/summaries.py; the
+    semantic side has its summaries' matches already)."""
+    found, _ = with_summaries(
         project_id=project.pk,
         base=base,
         keyword=keyword,
-        semantic=semantic,
+        semantic=None,
         lexemes=query_lexemes(query.text, project_id=project.pk),
-        vector=None if semantic is None else query_vector(query.text, project_id=project.pk),
+        vector=None,
         limit=pool,
-        min_similarity=min_similarity_of(query),
+        min_similarity=0.0,
     )
-    return found_keyword or [], semantic
+    return found or []
 
 
 def _fusion_options(options: dict[str, Any]) -> tuple[str, float]:

@@ -13,10 +13,11 @@ import functools
 from typing import Any
 
 from django.conf import settings
+from django.db import DataError, connection
 from django.db.models import FloatField, QuerySet, UUIDField, Value
 from django.db.models.expressions import RawSQL
 
-from memories.embeddings import Embedder, get_embedder
+from memories.embeddings import Embedder
 from memories.models import Memory
 from memories.selectors.filters import effective_confidence
 from memories.selectors.pending_vectors import graph_and_pending
@@ -30,6 +31,7 @@ from memories.selectors.search.dispatch import (
 )
 from memories.selectors.search.statements import fetch_with_settings
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
+from memories.services.embedding_space import store_embedder, switch_announced
 from memoryplatform.lib.vectors import vector_literal
 from tenants.models import Project
 
@@ -41,13 +43,13 @@ def query_vector(text: str, *, project_id: int | None = None) -> list[float]:
     are remembered per process and project (agents repeat their searches; failures are not
     cached): per project, so how fast a search answers never tells one tenant what another
     one searched for."""
-    return list(_cached_vector(get_embedder(), project_id, text))
+    embedder = store_embedder(recheck=switch_announced())  # afresh around a live switch
+    return list(_cached_vector(embedder, project_id, text))
 
 
 @functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
 def _cached_vector(embedder: Embedder, project_id: int | None, text: str) -> tuple[float, ...]:
-    embed = getattr(embedder, "embed_query", embedder.embed)  # a provider may embed queries apart
-    return tuple(embed(text))  # keyed by the provider instance: a new one starts empty
+    return tuple(embedder.embed_query(text))  # keyed by the provider: a new one starts empty
 
 
 def min_similarity_of(query: SearchQuery) -> float:
@@ -158,30 +160,51 @@ def _winner_statement(
     return sql, tuple(params)
 
 
-def semantic_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
+def semantic_ranked_for(
+    base: SearchBase,
+    text: str,
+    *,
+    project_id: int,
+    limit: int,
+    min_similarity: float,
+    **options: Any,
+) -> Ranked:
+    """`semantic_ranked` for a query text, with what the memories' summaries match
+    (search/summaries.py), both ranked with the same query vector. When a live switch moved
+    the store to a model of another size between embedding the query and ranking, the query
+    is embedded again with the store's model (the switch's moment, docs/operations.md)."""
     from memories.selectors.search.summaries import with_summaries
 
-    base = compiled_search_base(project=project, query=query)
-    vector = query_vector(query.text, project_id=project.pk)
-    ranked = semantic_ranked(
-        base,
-        vector,
+    def ranked(vector: list[float]) -> Ranked:
+        found = semantic_ranked(base, vector, limit=limit, min_similarity=min_similarity, **options)
+        _, merged = with_summaries(
+            project_id=project_id,
+            base=base,
+            keyword=None,
+            semantic=found,
+            lexemes=[],
+            vector=vector,
+            limit=limit,
+            min_similarity=min_similarity,
+        )
+        return merged or []
+
+    try:
+        return ranked(query_vector(text, project_id=project_id))
+    except DataError as exc:
+        if "dimensions" not in str(exc) or connection.in_atomic_block:
+            raise
+    return ranked(list(_cached_vector(store_embedder(recheck=True), project_id, text)))
+
+
+def semantic_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
+    ranked = semantic_ranked_for(
+        compiled_search_base(project=project, query=query),
+        query.text,
+        project_id=project.pk,
         limit=candidate_count(query),
         min_similarity=min_similarity_of(query),
         user_scoped=bool(query.filters.user_id),
-    )
-    ranked = (
-        with_summaries(
-            project_id=project.pk,
-            base=base,
-            keyword=None,
-            semantic=ranked,
-            lexemes=[],
-            vector=vector,
-            limit=candidate_count(query),
-            min_similarity=min_similarity_of(query),
-        )[1]
-        or []
     )
     return [
         SearchHit(memory=memory, score=max(similarity, 0.0), parts={"semantic": similarity})
