@@ -92,14 +92,24 @@ def _same(name: str, value: str) -> bool:
 
 
 def _check_dimensions(environment: dict[str, str]) -> None:
-    from django.conf import settings
+    """mem0's `embedding_dims` must match the vectors the store already holds (a fresh store
+    takes whatever the embedder gives; another size on a filled one is `reembed --model`)."""
+    from django.db import DatabaseError
+
+    from memories.services.embedding_space import recorded_space
 
     expected = environment.get(_EXPECTED_DIMENSIONS)
-    if expected is not None and expected != str(settings.MEMORY_EMBEDDING_DIMENSIONS):
+    if expected is None:
+        return
+    try:
+        space = recorded_space()
+    except DatabaseError:  # not migrated yet: a new data directory
+        return
+    if space is not None and expected != str(space.dimensions):
         raise ConfigurationError(
-            f"embedding dimensions {expected}: the store's vectors have "
-            f"{settings.MEMORY_EMBEDDING_DIMENSIONS} (choose a model of that size, or leave "
-            "the dimensions out)"
+            f"embedding dimensions {expected}: the store's vectors have {space.dimensions} "
+            "(choose a model of that size, leave the dimensions out, or switch the store "
+            "with `manage.py reembed --model`)"
         )
 
 

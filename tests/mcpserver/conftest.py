@@ -106,13 +106,16 @@ LIVE_SERVER_APPLICATION = "memoryplatform-live-server"
 
 
 @pytest.fixture
-def live_server_mcp(transactional_db: None) -> Iterator[LiveServer]:
-    """daphne (what `manage.py serve` runs) serving memoryplatform.asgi on a free port."""
+def live_server_mcp(request: pytest.FixtureRequest, transactional_db: None) -> Iterator[LiveServer]:
+    """daphne (what `manage.py serve` runs) serving memoryplatform.asgi on a free port; a
+    test's `server_env` marker adds to the server's environment (its own settings)."""
+    marker = request.node.get_closest_marker("server_env")
+    extra = {name: str(value) for name, value in (marker.kwargs if marker else {}).items()}
     port = _free_port()
     command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
     process = subprocess.Popen(
         [*command, "memoryplatform.asgi:application"],
-        env=child_env(PGAPPNAME=LIVE_SERVER_APPLICATION),  # its connections, by name
+        env=child_env(PGAPPNAME=LIVE_SERVER_APPLICATION, **extra),  # its connections, by name
         cwd=str(settings.BASE_DIR),
     )
     url = f"http://127.0.0.1:{port}"

@@ -5,6 +5,7 @@ clients ("too many clients already")."""
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -60,7 +61,18 @@ def test_many_requests_reuse_a_bounded_pool_of_connections(live_server_mcp, alic
     with _client_with_tea(live_server_mcp, alice) as client:
         for _ in range(REQUESTS):
             _search_tea(client)
-    assert _server_connections() <= SERVER_POOL + BESIDE_THE_POOL
+    assert _settled_connections() <= SERVER_POOL + BESIDE_THE_POOL
+
+
+def _settled_connections(seconds: float = 5.0) -> int:
+    """The fewest connections seen within a few seconds: a thread finishing its after-response
+    work may hold one for a moment on a busy machine; a leak keeps them all."""
+    deadline = time.monotonic() + seconds
+    fewest = _server_connections()
+    while fewest > SERVER_POOL + BESIDE_THE_POOL and time.monotonic() < deadline:
+        time.sleep(0.25)
+        fewest = min(fewest, _server_connections())
+    return fewest
 
 
 def test_connections_the_database_closed_are_replaced_not_used(live_server_mcp, alice):  # noqa: F811

@@ -67,6 +67,7 @@ async def test_a_browser_from_another_site_is_refused_and_a_bad_key_closes(live_
         assert closed.value.rcvd.code == 4401
 
 
+@pytest.mark.server_env(MEMORY_KEY_RECHECK_SECONDS=0.2)
 async def test_an_oauth_client_follows_the_live_feed_with_its_access_token(
     live_server_mcp,  # noqa: F811
     settings,
