@@ -61,6 +61,7 @@ def _configure(environment: dict[str, str]) -> None:
     os.environ.setdefault("MEMORY_DATA_DIR", str(default_data_dir()))
     os.environ.setdefault("MEMORY_JOBS_SYNC", "true")
     os.environ.setdefault("MEMORY_LOG_LEVEL", "WARNING")  # a library speaks when it must
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no model-loading bar on stderr
     os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS_MODULE
     import django
 
