@@ -37,12 +37,16 @@ SCHEDULES = {
     "memory-utility-sweep": ("memories.tasks.sweep_utility", "H"),
     # the keyword (GIN) indexes' estimated bloat; reindexed concurrently past the limit
     "memory-keyword-index-health": ("memories.tasks.keyword_index_health", "H"),
-    # missing vectors of memories, entities and chunks; all of them once the model changed
-    # (a composition-root job: it spans the apps above this one)
-    "embeddings-refresh": ("memoryplatform.maintenance.tasks.refresh_embeddings", "H"),
     # OAuth access and refresh tokens, grants: the expired and revoked ones deleted
     "oauth-token-cleanup": ("tenants.oauth.tasks.clear_expired_tokens", "D"),
 }
+
+
+def register_schedule(name: str, func: str, kind: str) -> None:
+    """Schedule a job of an app above this one (from its AppConfig.ready()): `func` is its
+    import path, `kind` django-q2's schedule type (H: hourly, D: daily, I: every N minutes)."""
+    SCHEDULES[name] = (func, kind)
+
 
 # Minutes between runs of the schedules of type "I" (every N minutes).
 SCHEDULE_MINUTES = {"memory-sessions": 5}

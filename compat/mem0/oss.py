@@ -21,7 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from compat.mem0.filters import scope_of, translate_oss_filters
-from compat.mem0.representations import _iso, history_body, mem0_hash
+from compat.mem0.representations import history_body, iso_time, mem0_hash
 from entities.models import Entity, EntityMemory, Relation
 from entities.scope import GraphScope
 from entities.selectors.entities import entity_find_by_name, entity_list, relation_queryset
@@ -51,8 +51,8 @@ def oss_item(memory: Memory, *, score: float | None = None) -> dict[str, Any]:
         "memory": memory.content,
         "hash": mem0_hash(memory.content),
         "metadata": memory.metadata if isinstance(memory.metadata, dict) else {},
-        "created_at": _iso(memory.occurred_at or memory.created_at),
-        "updated_at": _iso(memory.updated_at),
+        "created_at": iso_time(memory.occurred_at or memory.created_at),
+        "updated_at": iso_time(memory.updated_at),
     }
     body.update({name: getattr(memory, name) for name in SCOPE_FIELDS if getattr(memory, name)})
     if score is not None:

@@ -55,7 +55,6 @@ if MEMORY_DB_POOL_SIZE:
         "max_size": MEMORY_DB_POOL_SIZE,
         "timeout": env_int("MEMORY_DB_POOL_TIMEOUT", 10, minimum=1),
     }
-# Threads that run HTTP requests under ASGI (memoryplatform/lib/asgi_http.py): requests beyond
 _db["CONN_HEALTH_CHECKS"] = True  # a connection the server closed is replaced, not used
 # pgvector's query settings for every session, sent with the connection (no SET round trips
 # per search): HNSW breadth, and iterative scans so filtered searches still fill `limit`.

@@ -1,5 +1,5 @@
 """What the platform talks to: the embedding model, the LLM, the MCP profile, where document
-originals are kept, and how the apps above the memory store are reached."""
+originals are kept."""
 
 from __future__ import annotations
 
@@ -7,31 +7,6 @@ import os
 
 from memoryplatform.settings.env import env_bool, env_choice, env_float, env_int, env_str
 
-# it without importing them. Each event lists import strings called in order, in the caller's
-# transaction.
-MEMORY_HOOKS: dict[str, list[str]] = {
-    # (project, stored: [(memory, created, entity_names)]): link names, extract the graph
-    "memories_stored": ["entities.services.memory_graph.memories_stored"],
-    # (project, into: {absorbed id: primary id}): the primary takes the absorbed's entities
-    "memories_merged": ["entities.services.memory_graph.memories_merged"],
-    # (project) -> counts: the project's graph is wiped with its memories
-    "project_reset": ["entities.services.graph.graph_reset"],
-    # (ids=, names=, project=) -> Q: memories linked to these entities
-    "entity_filter": ["entities.selectors.memory_filters.linked_to_entities"],
-    # (project, mode, hits, latency_ms): a search was answered (REST, MCP): count it
-    "search_completed": ["analytics.services.search_stats.search_completed"],
-    # (project, memory_ids) -> {memory id: [entity]}: the entities the admin shows beside memories
-    "admin_memory_entities": ["entities.admin.memory_entity_context"],
-    # (project, query, limit) -> [SourceHit]: more to search beside memories (`sources=`)
-    "extra_search_sources": ["documents.selectors.search.chunk_source"],
-}
-MEMORY_HOOKS["project_reset"].append("documents.services.documents_reset")
-# Memories citing document chunks (docs/episodes.md): the chunks a memory cites, shown with
-# it; the chunk an `add` learned its facts from, recorded as a reference.
-# (project, memory) -> {field: value}: more of one memory's representation
-MEMORY_HOOKS["memory_details"] = ["documents.refs.memory_details"]
-# (project, memory_ids, origin): memories an `add` learned from a source (a document chunk)
-MEMORY_HOOKS["memories_learned"] = ["documents.refs.memories_learned"]
 # Where the originals of uploaded documents are kept (documents/storage.py): `filesystem` (under
 # MEMORY_DATA_DIR/documents), `filesystem:/path`, `database`, or `s3://bucket/prefix` (the
 # `s3` extra); originals of at most MEMORY_DOCUMENT_INLINE_BYTES stay in the database anyway.
@@ -105,15 +80,6 @@ MEMORY_LLM_MAX_RETRIES = env_int("MEMORY_LLM_MAX_RETRIES", 3, minimum=0)
 MEMORY_LLM_MAX_INPUT_CHARS = env_int("MEMORY_LLM_MAX_INPUT_CHARS", 50_000, minimum=100)
 MEMORY_LLM_MAX_FACTS = env_int("MEMORY_LLM_MAX_FACTS", 20, minimum=1)
 MEMORY_LLM_MAX_OPERATIONS = env_int("MEMORY_LLM_MAX_OPERATIONS", 10, minimum=1)
-# Event streams for other systems' clients (memoryplatform/sse.py `feed_view`): how each
-# writes the project's events. The SQL-native entity memory server's, at /api/events.
-MEMORY_EVENT_FEEDS = {
-    "sqlnative": {
-        "render": "compat.sqlnative.events.render",
-        "caught_up": "compat.sqlnative.events.in_sync",
-    },
-}
-# A statement of an HTTP request or an MCP tool call running longer than this is cancelled
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

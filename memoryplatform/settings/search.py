@@ -10,7 +10,7 @@ from memoryplatform.settings.env import env_choice, env_float, env_int, env_str
 MEMORY_SEARCH_CACHE_SECONDS = env_float("MEMORY_SEARCH_CACHE_SECONDS", 30, minimum=0)
 MEMORY_SEARCH_CACHE_ENTRIES = env_int("MEMORY_SEARCH_CACHE_ENTRIES", 2000, minimum=1)
 
-# Search (docs/search.md): semantic floor, hybrid fusion, candidate pool, HNSW query breadth.
+# Semantic floor, hybrid fusion, candidate pool (HNSW query breadth: database.py).
 # Floor 0.15: a paraphrase shares little with what it asks for (median cosine 0.38 between a
 # question and its memory with all-MiniLM-L6-v2): top-5 recall of paraphrased questions 0.368
 # at 0.5 -> 0.816, LoCoMo hybrid R@10 0.722 -> 0.729 (python -m benchmarks.paraphrase;

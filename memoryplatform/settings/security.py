@@ -6,11 +6,11 @@ from __future__ import annotations
 from memoryplatform.settings.base import ALLOWED_HOSTS, DEBUG, TESTING
 from memoryplatform.settings.env import env_bool, env_float, env_int, env_rate, env_str
 
+# Threads that run HTTP requests under ASGI (memoryplatform/lib/asgi_http.py): requests beyond
 # this many wait for a thread, as in a threaded WSGI server. A request that has waited
 # MEMORY_HTTP_QUEUE_TIMEOUT seconds for one, or that finds MEMORY_HTTP_QUEUE_LIMIT requests
 # already waiting, is answered 503 with Retry-After instead of waiting on: overload is shed,
 # not turned into timeouts.
-# Hooks (memoryplatform/lib/hooks.py): what the memory store tells, or asks of, the apps above
 MEMORY_HTTP_THREADS = env_int("MEMORY_HTTP_THREADS", 20, minimum=1)
 MEMORY_HTTP_QUEUE_TIMEOUT = env_float("MEMORY_HTTP_QUEUE_TIMEOUT", 5.0, minimum=0.1)
 MEMORY_HTTP_QUEUE_LIMIT = env_int("MEMORY_HTTP_QUEUE_LIMIT", 200, minimum=1)
@@ -149,6 +149,7 @@ MEMORY_RATE_LIMIT_ROUTES = {
     "document-rechunk": "write",
     "graph-subgraph": "read",
 }
+# A statement of an HTTP request or an MCP tool call running longer than this is cancelled
 # (503, code `statement_timeout`); jobs and commands have no limit (0 = none for requests too).
 MEMORY_STATEMENT_TIMEOUT_MS = env_int("MEMORY_STATEMENT_TIMEOUT_MS", 30_000, minimum=0)
 # Long-lived connections one key may hold open at once: websockets, SSE streams, MCP streams

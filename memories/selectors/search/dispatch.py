@@ -34,16 +34,37 @@ from tenants.models import Project
 
 logger = logging.getLogger(__name__)
 
-MODES: dict[str, str] = {
+Mode = Callable[..., list[SearchHit]]
+Boost = Callable[..., dict[Any, float]]
+
+# The modes by name and the hybrid boosts. This app's own are import strings, imported on
+# first use (they import this module); the apps above add theirs with `register_mode` and
+# `register_boost` in their AppConfig.ready() (the knowledge graph: `graph`, `graph_boost`).
+MODES: dict[str, str | Mode] = {
     "keyword": "memories.selectors.search.keyword.keyword_search",
     "semantic": "memories.selectors.search.semantic.semantic_search",
     "hybrid": "memories.selectors.search.hybrid.hybrid_search",
-    "graph": "entities.selectors.search.graph_search",
 }
-HYBRID_BOOSTS: list[str] = [
+HYBRID_BOOSTS: list[str | Boost] = [
     "memories.selectors.search.dates.date_boost",
-    "entities.selectors.search.graph_boost",
+    "memories.selectors.layers.session_boost",  # the caller's run's recent short-term memories
 ]
+
+
+def register_mode(name: str, mode: Mode) -> None:
+    """Offer `mode=name`: `mode(*, project, query)` returns its hits (see the package doc)."""
+    MODES[name] = mode
+
+
+def register_boost(boost: Boost) -> None:
+    """Add `boost` to hybrid search's boosts (see the package doc), once."""
+    if boost not in HYBRID_BOOSTS:
+        HYBRID_BOOSTS.append(boost)
+
+
+def _loaded(target: str | Callable[..., Any]) -> Any:
+    return import_string(target) if isinstance(target, str) else target
+
 
 # What ranking reads of a candidate (plus effective_confidence): modes load candidates as
 # `Candidate`s of these columns and the dispatcher loads whole rows for the returned page alone.
@@ -78,7 +99,6 @@ def _candidate_positions() -> tuple[int, ...]:
 MAX_QUERY_LENGTH = 2000
 MAX_OFFSET = 1000  # deep pages would need ever larger candidate pools; refuse them plainly
 
-Mode = Callable[..., list[SearchHit]]
 
 
 @dataclass(frozen=True)
@@ -222,7 +242,7 @@ def candidate_count(query: SearchQuery) -> int:
 
 @timed_search
 def memory_search(*, project: Project, query: SearchQuery) -> SearchResult:
-    _validate(query)
+    validate_query(query)
     query = without_own_name(in_namespace(query))
     mode = _resolve(query.mode)
     hits = _rank_by_confidence(mode(project=project, query=query))
@@ -267,7 +287,7 @@ def _own_name_pattern(user: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(user)}(?:'s|s')?(?!\w)", re.IGNORECASE)
 
 
-def _validate(query: SearchQuery) -> None:
+def validate_query(query: SearchQuery) -> None:
     errors: dict[str, list[str]] = {}
     if not isinstance(query.text, str) or not query.text.strip():
         errors["query"] = ["must be a non-empty string"]
@@ -290,19 +310,19 @@ def _validate(query: SearchQuery) -> None:
 
 def _resolve(name: str) -> Mode:
     try:
-        return import_string(MODES[name])
+        return _loaded(MODES[name])
     except ImportError as exc:
         message = f"{name} search is unavailable on this server"
         raise InvalidInput(message, fields={"mode": [message]}) from exc
 
 
-def resolve_boosts() -> list[Callable[..., dict[Any, float]]]:
+def resolve_boosts() -> list[Boost]:
     boosts = []
-    for path in HYBRID_BOOSTS:
+    for boost in HYBRID_BOOSTS:
         try:
-            boosts.append(import_string(path))
+            boosts.append(_loaded(boost))
         except ImportError:
-            logger.debug("hybrid boost %s is not installed", path)
+            logger.debug("hybrid boost %s is not installed", boost)
     return boosts
 
 
