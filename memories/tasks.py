@@ -20,7 +20,8 @@ from tenants.models import Project
 
 logger = logging.getLogger(__name__)
 
-# name -> (task path, django-q schedule type); installed by `manage.py setup_schedules`.
+# name -> (task path, django-q schedule type); installed by `manage.py setup_schedules`. The
+# composition root adds the jobs that span the apps in its AppConfig.ready().
 SCHEDULES = {
     "memory-decay": ("memories.tasks.run_decay", "H"),
     "memory-consolidation": ("memories.tasks.run_consolidation", "D"),
@@ -40,12 +41,6 @@ SCHEDULES = {
     # OAuth access and refresh tokens, grants: the expired and revoked ones deleted
     "oauth-token-cleanup": ("tenants.oauth.tasks.clear_expired_tokens", "D"),
 }
-
-
-def register_schedule(name: str, func: str, kind: str) -> None:
-    """Schedule a job of an app above this one (from its AppConfig.ready()): `func` is its
-    import path, `kind` django-q2's schedule type (H: hourly, D: daily, I: every N minutes)."""
-    SCHEDULES[name] = (func, kind)
 
 
 # Minutes between runs of the schedules of type "I" (every N minutes).
