@@ -1,7 +1,8 @@
 """Memory search: one dispatcher, pluggable modes.
 
-`memory_search(project=, query=)` validates the query, resolves the mode from `MODES`, multiplies each hit's relevance by the memory's effective
-confidence (read-time decay), re-ranks, pages (`offset`/`limit`) and applies the token budget.
+`memory_search(project=, query=)` validates the query, resolves the mode from `MODES`,
+multiplies each hit's relevance by the memory's effective confidence (read-time decay),
+re-ranks, pages (`offset`/`limit`) and applies the token budget.
 
 Plugging in a mode: a function `(*, project, query: SearchQuery) -> list[SearchHit]` whose
 hits carry `score` = relevance (before decay) and explainable `parts`, returning at least
