@@ -132,7 +132,7 @@ def score(item: dict[str, Any], got: Output, scores: dict[str, Score]) -> None:
 def offline(item: dict[str, Any]) -> Output:
     from entities.services.extraction import extract_offline
     from memories.services.extraction.messages import Message
-    from memories.services.extraction.offline import extract_facts_offline
+    from memoryplatform.lib.text.offline_facts import extract_facts_offline
 
     facts = list(extract_facts_offline([Message("user", item["text"])]))
     entities: set[tuple[str, str]] = set()

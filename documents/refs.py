@@ -18,9 +18,10 @@ from django.db import transaction
 
 from documents.models import Document, DocumentChunk, MemoryRef
 from documents.selectors.documents import document_get
+from memories.memory_scope import Scope
 from memories.models import Memory
 from memories.selectors.memories import memory_get
-from memories.services.content import Scope, capped_text
+from memories.services.content import capped_text
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import InvalidInput, NotFound, check_choice
 from tenants.models import Project

@@ -14,7 +14,7 @@ from rest_framework import serializers
 
 from compat.mem0 import oss
 from compat.mem0 import serializers as s
-from memories.services.content import SCOPE_RULE
+from memories.memory_scope import SCOPE_RULE
 from memory_platform import errors
 from memoryplatform.lib import errors as service
 from memoryplatform.lib.actor import Actor

@@ -26,12 +26,12 @@ from entities.models import Entity, EntityMemory, Relation
 from entities.scope import GraphScope
 from entities.selectors.entities import entity_find_by_name, entity_list, relation_queryset
 from entities.selectors.search import entities_in_text
+from memories.memory_scope import SCOPE_FIELDS, Scope
 from memories.models import Memory
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memory_get, memory_history, memory_list
 from memories.selectors.search import memory_search
 from memories.selectors.search_types import SearchQuery
-from memories.services.content import SCOPE_FIELDS, Scope
 from memories.services.extraction import memories_add
 from memories.services.extraction.messages import parse_messages
 from memories.services.memories import memories_delete_scope, memory_delete, memory_update

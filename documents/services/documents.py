@@ -23,9 +23,10 @@ from documents.services.chunks import (
     document_jobs_enqueue,
 )
 from documents.services.originals import original_keep, originals_delete
+from memories.memory_scope import Scope
 from memories.models import Episode
 from memories.selectors.episodes import episode_open_for_run
-from memories.services.content import Scope, capped_text, check_metadata
+from memories.services.content import capped_text, check_metadata
 from memories.services.episodes import parse_episode_id
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project

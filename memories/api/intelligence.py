@@ -13,10 +13,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.api.serializers import MemorySerializer, PaginationSerializer, ScopeSerializer
+from memories.memory_scope import Scope
 from memories.models import MAX_DECAY_RATE, ContradictionResolution, ContradictionReview, MemoryType
 from memories.representations import context_body
 from memories.services.archive import memory_decompress
-from memories.services.content import Scope
 from memories.services.contradictions import (
     contradiction_get,
     contradiction_list,

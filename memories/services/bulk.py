@@ -38,6 +38,7 @@ from uuid import UUID
 import numpy as np
 from django.db import IntegrityError, connection, transaction
 
+from memories.memory_scope import Scope
 from memories.models import HistoryEvent, Memory
 from memories.selectors.pending_vectors import graph_and_pending
 from memories.services.consolidation_pairs import (
@@ -46,7 +47,6 @@ from memories.services.consolidation_pairs import (
     local_settings,
     probe_cost_us,
 )
-from memories.services.content import Scope
 from memories.services.contradictions import contradiction_cues
 from memories.services.dedup import lock_scopes, merge_many
 from memories.services.embedding import embed_or_none, prefetched_embeddings

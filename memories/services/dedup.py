@@ -21,9 +21,9 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
+from memories.memory_scope import Scope
 from memories.models import HistoryEvent, Memory, MemoryHistory
 from memories.selectors.similar import memories_similar_to
-from memories.services.content import Scope
 from memories.services.tuning import tuning
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.bulk import update_rows

@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
+from memories.memory_scope import SCOPE_FIELDS, Scope
 from memories.models import (
     PERMANENT_IMPORTANCE,
     HistoryEvent,
@@ -22,12 +23,9 @@ from memories.models import (
     infer_ttl_tier,
 )
 from memories.services.content import (
-    SCOPE_FIELDS,
-    Scope,
     check_memory_type,
     check_metadata,
     check_tags,
-    check_unit_interval,
     clean_content,
     clean_context,
     content_hash,
@@ -38,7 +36,13 @@ from memories.services.summaries import summaries_enqueue, summary_cleared
 from memories.services.utility import utility_enqueue
 from memoryplatform.events import EventScope, EventType, emit_many
 from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, parse_uuid
+from memoryplatform.lib.errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    check_unit_interval,
+    parse_uuid,
+)
 from memoryplatform.lib.hooks import run_hooks
 from memoryplatform.lib.tokens import count_tokens
 from tenants.models import Project

@@ -25,10 +25,10 @@ from compat.mem0.filters import (
 from compat.mem0.oss import store_each_message
 from compat.mem0.representations import add_event_body, history_body, memory_body
 from compat.mem0.views.base import Mem0View
+from memories.memory_scope import Scope
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memory_history, memory_list
 from memories.selectors.search_types import SearchQuery
-from memories.services.content import Scope
 from memories.services.extraction import memories_add
 from memories.services.extraction.llm import FACT_EXTRACTION_TASK
 from memories.services.memories import memories_delete, memory_delete, memory_update

@@ -100,7 +100,6 @@ MAX_QUERY_LENGTH = 2000
 MAX_OFFSET = 1000  # deep pages would need ever larger candidate pools; refuse them plainly
 
 
-
 @dataclass(frozen=True)
 class SearchResult:
     hits: list[SearchHit]
