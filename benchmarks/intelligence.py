@@ -49,8 +49,8 @@ def conversation(rng: random.Random) -> list[dict[str, str]]:
 
 
 def bench_add(project: Any, conversations: int, seed: int) -> dict[str, Any]:
-    from memories.services.extraction.messages import parse_messages
-    from memories.services.extraction.pipeline import memories_add
+    from memories.services.fact_extraction.messages import parse_messages
+    from memories.services.fact_extraction.pipeline import memories_add
     from memoryplatform.lib.actor import command
     from memoryplatform.lib.text.offline_facts import extract_facts_offline
 

@@ -142,7 +142,7 @@ def document_learn(
     the offline extractor keeps only what a user says of themselves or of someone named,
     which a document's impersonal prose rarely is. One transaction per chunk, as `add`
     itself; returns the events per chunk."""
-    from memories.services.extraction.pipeline import memories_add
+    from memories.services.fact_extraction.pipeline import memories_add
     from memoryplatform.llm import get_llm
 
     document = document_get(project=project, document_id=document_id)

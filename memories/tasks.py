@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from memoryplatform.lib.actor import job
 from memoryplatform.lib.db_outage import survives_db_outage
-from memoryplatform.lib.rls import all_projects, project_scope
+from memoryplatform.lib.project_scope import all_projects, project_scope
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from memories.memory_scope import SCOPE_RULE
 from memory_platform import errors
 from memoryplatform.lib import errors as service
 from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.rls import project_scope
+from memoryplatform.lib.project_scope import project_scope
 from tenants.models import Project
 
 T = TypeVar("T")

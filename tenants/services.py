@@ -15,7 +15,7 @@ from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound
-from memoryplatform.lib.rls import all_projects, project_scope
+from memoryplatform.lib.project_scope import all_projects, project_scope
 from tenants.models import SCOPES, ApiKey, Project
 
 KEY_PREFIX = "mp_"

@@ -32,8 +32,8 @@ from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memory_get, memory_history, memory_list
 from memories.selectors.search import memory_search
 from memories.selectors.search_types import SearchQuery
-from memories.services.extraction import memories_add
-from memories.services.extraction.messages import parse_messages
+from memories.services.fact_extraction import memories_add
+from memories.services.fact_extraction.messages import parse_messages
 from memories.services.memories import memories_delete_scope, memory_delete, memory_update
 from memories.services.reading import memories_recall
 from memories.services.reset import project_reset

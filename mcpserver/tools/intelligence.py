@@ -13,7 +13,7 @@ from mcpserver.tools import call, session_id_of
 from mcpserver.tools.memory import DEFAULT_AGENT_ID, AgentId, MemoryType, RunId, UserId
 from memories.memory_scope import Scope
 from memories.representations import context_body
-from memories.services.extraction import memories_add
+from memories.services.fact_extraction import memories_add
 from memories.services.session import session_context, session_reflect
 from tenants.models import ApiKey
 

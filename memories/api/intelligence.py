@@ -198,7 +198,7 @@ def _scope(data: dict[str, Any]) -> Scope:
 class AddView(ProjectScopedMixin, APIView):
     @extend_schema(request=AddSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
-        from memories.services.extraction import memories_add
+        from memories.services.fact_extraction import memories_add
 
         data = self.validated(AddSerializer, request.data)
         result = memories_add(

@@ -8,8 +8,8 @@ import re
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from memoryplatform.settings.base import DATA_DIR
 from memoryplatform.settings.env import env_bool, env_float, env_int, env_list, env_str
+from memoryplatform.settings.framework import DATA_DIR
 
 # DATABASE_URL selects an external server; without it the platform runs its own
 # embedded PostgreSQL (with pgvector) whose data lives under MEMORY_DATA_DIR/postgres.

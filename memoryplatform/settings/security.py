@@ -3,8 +3,8 @@ timeouts, open streams, request sizes, the metrics token, transport security."""
 
 from __future__ import annotations
 
-from memoryplatform.settings.base import ALLOWED_HOSTS, DEBUG, TESTING
 from memoryplatform.settings.env import env_bool, env_float, env_int, env_rate, env_str
+from memoryplatform.settings.framework import ALLOWED_HOSTS, DEBUG, TESTING
 
 # Threads that run HTTP requests under ASGI (memoryplatform/lib/asgi_http.py): requests beyond
 # this many wait for a thread, as in a threaded WSGI server. A request that has waited
@@ -200,8 +200,8 @@ _proxy_ssl_header = env_str("MEMORY_PROXY_SSL_HEADER", "")
 if _proxy_ssl_header:
     SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"), "https")
 # Our middleware are Django's SecurityMiddleware, XFrameOptionsMiddleware and
-# CsrfViewMiddleware, subclassed (memoryplatform/lib/middleware.py); Django's checks look for the
-# exact class paths, so ours (memoryplatform/checks.py) look for the subclasses instead.
+# CsrfViewMiddleware, subclassed (memoryplatform/lib/inline_middleware.py); Django's checks look
+# for the exact class paths, so ours (memoryplatform/checks.py) look for the subclasses instead.
 SILENCED_SYSTEM_CHECKS = ["security.W001", "security.W002", "security.W003"]
 # django-oauth-toolkit warns that `http` redirect URIs are allowed: MCP clients on the user's
 # machine receive the code on a loopback address (RFC 8252), and registration accepts `http`

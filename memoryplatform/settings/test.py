@@ -6,8 +6,8 @@ come from one address); MEMORY_JOBS_SYNC and MEMORY_RATE_LIMIT_ADDRESS still ove
 from __future__ import annotations
 
 from memoryplatform.settings import *  # noqa: F403
+from memoryplatform.settings.background import q_cluster
 from memoryplatform.settings.env import env_bool
-from memoryplatform.settings.jobs import q_cluster
 from memoryplatform.settings.security import rate_limits
 
 TESTING = env_bool("MEMORY_TESTING", default=True)

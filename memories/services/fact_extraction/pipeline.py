@@ -45,9 +45,9 @@ from memories.services.contradictions import (
 )
 from memories.services.dedup import lock_scopes
 from memories.services.embedding import embed_or_none, prefetched_embeddings
-from memories.services.extraction.llm import Decision, decide_llm, extract_facts_llm
-from memories.services.extraction.messages import conversation_text, parse_messages
-from memories.services.extraction.retraction import ends_state
+from memories.services.fact_extraction.llm import Decision, decide_llm, extract_facts_llm
+from memories.services.fact_extraction.messages import conversation_text, parse_messages
+from memories.services.fact_extraction.retraction import ends_state
 from memories.services.memories import (
     MemoryInput,
     find_live_duplicate,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memoryplatform.settings.base import TESTING
 from memoryplatform.settings.env import env_bool, env_int, env_str
+from memoryplatform.settings.framework import TESTING
 
 REDIS_URL = env_str("REDIS_URL")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.services.extraction.messages import Message
+from memories.services.fact_extraction.messages import Message
 from memoryplatform.lib.text.clauses import named_subject, read_statements
 from memoryplatform.lib.text.gazetteer import name_kind
 from memoryplatform.lib.text.offline_facts import extract_facts_offline
@@ -146,7 +146,7 @@ HOSTILE = [
 
 
 def _read_everything(text: str) -> None:
-    from entities.services.extraction import extract_offline
+    from entities.services.graph_extraction import extract_offline
 
     extract_offline(text)
     extract_facts_offline([Message("user", text)])

@@ -50,20 +50,22 @@ INSTALLED_APPS = [
 ]
 
 # Django's stock middleware, adapted so that an API request under ASGI does not cross between
-# the event loop and a thread at every hook; browser-only ones skip /api/v1/ (lib/middleware.py).
+# the event loop and a thread at every hook; browser-only ones skip /api/v1/
+# (lib/inline_middleware.py).
 MIDDLEWARE = [
-    "memoryplatform.middleware.RequestObservationMiddleware",  # request id, metrics
-    "memoryplatform.lib.middleware.RefuseNulMiddleware",  # NUL in a path or query: 400
+    "memoryplatform.request_observation.RequestObservationMiddleware",  # request id, metrics
+    "memoryplatform.lib.inline_middleware.RefuseNulMiddleware",  # NUL in a path or query: 400
     "tenants.throttling.AddressRateLimitMiddleware",  # requests without a key, per address
-    "memoryplatform.lib.middleware.InlineSecurityMiddleware",
+    "memoryplatform.lib.inline_middleware.InlineSecurityMiddleware",
     "memoryplatform.lib.static.StaticFilesMiddleware",  # WhiteNoise, async-capable
-    "memoryplatform.lib.middleware.BrowserOnlySessionMiddleware",
-    "memoryplatform.lib.middleware.InlineCommonMiddleware",
-    "memoryplatform.lib.middleware.BrowserOnlyCsrfViewMiddleware",
-    "memoryplatform.lib.middleware.BrowserOnlyAuthenticationMiddleware",
-    "memoryplatform.lib.rls.RowLevelSecurityMiddleware",  # the request's project, nothing more
-    "memoryplatform.lib.middleware.BrowserOnlyMessageMiddleware",
-    "memoryplatform.lib.middleware.InlineXFrameOptionsMiddleware",
+    "memoryplatform.lib.inline_middleware.BrowserOnlySessionMiddleware",
+    "memoryplatform.lib.inline_middleware.InlineCommonMiddleware",
+    "memoryplatform.lib.inline_middleware.BrowserOnlyCsrfViewMiddleware",
+    "memoryplatform.lib.inline_middleware.BrowserOnlyAuthenticationMiddleware",
+    # the request's project, nothing more
+    "memoryplatform.lib.project_scope.RowLevelSecurityMiddleware",
+    "memoryplatform.lib.inline_middleware.BrowserOnlyMessageMiddleware",
+    "memoryplatform.lib.inline_middleware.InlineXFrameOptionsMiddleware",
 ]
 
 ROOT_URLCONF = "memoryplatform.urls"
