@@ -58,8 +58,8 @@ if MEMORY_DB_POOL_SIZE:
 _db["CONN_HEALTH_CHECKS"] = True  # a connection the server closed is replaced, not used
 # pgvector's query settings for every session, sent with the connection (no SET round trips
 # per search): HNSW breadth, and iterative scans so filtered searches still fill `limit`.
-# ef_search 400: semantic recall@10 against exact search 0.985 at 100k memories (0.90 at
-# 200, 0.82-0.90 at 100) for ~0.2 ms more per query (docs/benchmarks.md).
+# ef_search 400: the breadth that holds semantic recall@10 against exact search above 0.95
+# at 100k memories (docs/benchmarks.md, "Design decisions").
 MEMORY_HNSW_EF_SEARCH = env_int("MEMORY_HNSW_EF_SEARCH", 400, minimum=1)
 # The graph wears as memories are merged, deleted and re-embedded: the hourly job (and
 # `manage.py vector_index_health`) rebuilds it concurrently once the row versions lost since

@@ -44,7 +44,8 @@ MEMORY_EMBEDDING_SWITCH_RECHECK_SECONDS = env_float(
 )
 MEMORY_EMBEDDING_BATCH_SIZE = env_int("MEMORY_EMBEDDING_BATCH_SIZE", 32, minimum=1)
 # The local model's CPU threads for one query (batches use every core): on 2 cores one thread
-# is ~3 ms slower at the median and has a much shorter tail (docs/benchmarks.md).
+# is a little slower at the median and has a much shorter tail (docs/benchmarks.md, "Design
+# decisions").
 MEMORY_EMBEDDING_QUERY_THREADS = env_int("MEMORY_EMBEDDING_QUERY_THREADS", 1, minimum=1)
 # Local model: `onnx` runs single queries through ONNX Runtime (same model and vectors, faster
 # on one thread; exported once under MEMORY_DATA_DIR/models), `torch` keeps them in PyTorch.

@@ -121,13 +121,10 @@ def search_queryset(*, project: Project, query: SearchQuery) -> QuerySet[Memory]
 
     A project holding at most SMALL_PROJECT_SHARE of the table is named in the form the
     keyword index can use (`MemoryQuerySet.for_project`), and the planner then uses the
-    project's entries where they are short. Beside a project of 800k (keyword searches,
-    p50 / p95 ms): a project of 2,000 went from 9.1-9.3 / 13.9-14.1 to 6.0-6.1 / 6.7-6.9, one
-    of 80,000 from 12.1 / 36-38 to 6.8-6.9 / 8.3-8.6, one of 250,000 (19% of the table) from
-    23.1-23.4 / 94-95 to 8.6 / 12.0-12.1. For the 800k project itself (75-80% of the table)
-    the same form was slower: 15.2-16.0 / 25.8-28.2 against 11.0-11.7 / 20.4-26.9, and a
-    user's searches 8.9 / 10.5-11.3 against 6.3-6.5 / 7.6-7.8. The crossover lies between;
-    half the table errs towards the form whose misses cost less."""
+    project's entries where they are short: a smaller tenant's keyword search beside a large
+    one gets several times faster at p95. For a project holding most of the table the same
+    form is slower. The crossover lies between; half the table errs towards the form whose
+    misses cost less (docs/benchmarks.md, "Keyword statements")."""
     small = project_share(project=project) <= SMALL_PROJECT_SHARE
     # the agent namespace travels in the filters (memory_search puts it there): this may
     # run on a second thread
@@ -146,7 +143,7 @@ class SearchBase:
     plan is the one a subquery of only its own columns gets (the GIN or HNSW scan with the
     filters). Compiling the queryset once instead of once per statement (four in a hybrid
     search: the keyword branches, the keyword rows, the vectors in the graph and the pending
-    ones) saves Django's compiler ~1 ms a statement (docs/benchmarks.md)."""
+    ones) saves Django's compiler most of a search's Python time."""
 
     sql: str
     params: tuple[Any, ...]
@@ -195,7 +192,7 @@ _bases_lock = threading.Lock()
 def compiled_search_base(*, project: Project, query: SearchQuery) -> SearchBase:
     """`search_base(search_queryset(...))`, remembered per project and filter set: agents
     search again and again within the same scope (a user, a run), and building the filtered
-    queryset and compiling it cost ~1 ms of a search's Python. Filters naming
+    queryset and compiling it is most of a search's Python time. Filters naming
     entities by name are compiled every time: the names resolve to entity ids that change
     as the graph grows."""
     build = functools.partial(search_queryset, project=project, query=query)
