@@ -137,19 +137,12 @@ def test_no_layer_names_a_higher_one_in_an_import_string() -> None:
     assert wrong == []
 
 
-# The memory write path's policies still reach into memories/services/memories.py's private
-# helpers; the write kernel (one public module for what every write does) removes these.
+# Bulk writes still build, insert and follow up their rows with memory_create's private steps;
+# the write kernel (memories/services/write_kernel.py) is to hold them once it imports no policy.
 AWAITING_THE_WRITE_KERNEL = {
     "memories.services.bulk -> memories.services.memories._after_inserts",
     "memories.services.bulk -> memories.services.memories._build",
-    "memories.services.bulk -> memories.services.memories._emit_many",
-    "memories.services.bulk -> memories.services.memories._history",
     "memories.services.bulk -> memories.services.memories._insert",
-    "memories.services.bulk -> memories.services.memories._snapshot",
-    "memories.services.consolidation_merge -> memories.services.memories._emit_many",
-    "memories.services.consolidation_merge -> memories.services.memories._history",
-    "memories.services.dedup -> memories.services.memories._emit_many",
-    "memories.services.dedup -> memories.services.memories._history",
 }
 
 

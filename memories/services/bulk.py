@@ -56,13 +56,11 @@ from memories.services.memories import (
     MemoryInput,
     _after_inserts,
     _build,
-    _emit_many,
-    _history,
     _insert,
-    _snapshot,
     assign_episodes,
 )
 from memories.services.tuning import tuning
+from memories.services.write_kernel import emit_memory_events, history_entry, snapshot
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.bulk import insert_rows
 from memoryplatform.lib.errors import InvalidInput
@@ -396,8 +394,8 @@ def _insert_all(project: Project, memories: list[Memory], actor: Actor) -> dict[
         for memory in memories:
             memory._state.adding, memory._state.db = True, None
         return {memory.pk: _insert(memory, actor) for memory in memories}
-    insert_rows([_history(m, HistoryEvent.ADD, actor, new=_snapshot(m)) for m in memories])
-    _emit_many(
+    insert_rows([history_entry(m, HistoryEvent.ADD, actor, new=snapshot(m)) for m in memories])
+    emit_memory_events(
         project,
         [
             (m, "memory_created", {"content": m.content, "memory_type": m.memory_type})
