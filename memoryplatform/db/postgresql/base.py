@@ -2,9 +2,9 @@
 pool per role of thread, and checking pooled connections without a round trip.
 
 Django registers its own `timestamptz` loader on every connection: psycopg's pure-Python
-loader with the time zone replaced after parsing (9.4 µs a value here, against 0.6 µs for
-psycopg's C loader). A search loads ~140 timestamps (its candidates' creation times and the
-page's rows), a page of 100 memories 400: 1.3-3.8 ms of Python a request, holding the GIL.
+loader with the time zone replaced after parsing, an order of magnitude slower than
+psycopg's C loader. A search loads ~140 timestamps (its candidates' creation times and the
+page's rows), a page of 100 memories 400: milliseconds of Python a request, holding the GIL.
 With Django's connection time zone UTC (USE_TZ, no database TIME_ZONE: what Memory Platform
 runs with) the C loader gives the same values, so it is used; any other setting keeps
 Django's loader.
