@@ -130,9 +130,9 @@ def score(item: dict[str, Any], got: Output, scores: dict[str, Score]) -> None:
 
 
 def offline(item: dict[str, Any]) -> Output:
-    from entities.services.extraction import extract_offline
-    from memories.services.extraction.messages import Message
-    from memories.services.extraction.offline import extract_facts_offline
+    from entities.services.graph_extraction import extract_offline
+    from memories.services.fact_extraction.messages import Message
+    from memoryplatform.lib.text.offline_facts import extract_facts_offline
 
     facts = list(extract_facts_offline([Message("user", item["text"])]))
     entities: set[tuple[str, str]] = set()
@@ -148,8 +148,8 @@ def offline(item: dict[str, Any]) -> Output:
 
 def llm_extractor() -> tuple[Callable[[dict[str, Any]], Output], Any]:
     """The LLM path against the fake server; returns the extractor and the server to close."""
-    from entities.services.extraction import extract_with_llm
-    from memories.services.extraction.llm import extract_facts_llm
+    from entities.services.graph_extraction import extract_with_llm
+    from memories.services.fact_extraction.llm import extract_facts_llm
     from memoryplatform.llm.openai_chat import OpenAIChat
     from tests.fakes.openai_server import FakeOpenAI, tool_calls
 

@@ -128,7 +128,7 @@ def prepare(n: int, seed: int) -> dict[str, str]:
     from memories.models import Memory
     from memories.services.importing import memories_import
     from memoryplatform.lib.actor import command
-    from memoryplatform.lib.rls import all_projects
+    from memoryplatform.lib.project_scope import all_projects
     from tenants.models import Project
     from tenants.services import api_key_create, project_create
 

@@ -49,10 +49,10 @@ def conversation(rng: random.Random) -> list[dict[str, str]]:
 
 
 def bench_add(project: Any, conversations: int, seed: int) -> dict[str, Any]:
-    from memories.services.extraction.messages import parse_messages
-    from memories.services.extraction.offline import extract_facts_offline
-    from memories.services.extraction.pipeline import memories_add
+    from memories.services.fact_extraction.messages import parse_messages
+    from memories.services.fact_extraction.pipeline import memories_add
     from memoryplatform.lib.actor import command
+    from memoryplatform.lib.text.offline_facts import extract_facts_offline
 
     rng = random.Random(seed)
     convs = [conversation(rng) for _ in range(conversations)]
@@ -87,7 +87,7 @@ def bench_add(project: Any, conversations: int, seed: int) -> dict[str, Any]:
 
 
 def _scope(user: str) -> Any:
-    from memories.services.content import Scope
+    from memories.memory_scope import Scope
 
     return Scope(user_id=user)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from documents.extraction import Extracted
+from documents.text_extraction import Extracted
 
 BOUNDARIES = ("\n\n", "\n", ". ", "? ", "! ", "; ", ", ", " ")
 

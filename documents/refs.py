@@ -18,9 +18,10 @@ from django.db import transaction
 
 from documents.models import Document, DocumentChunk, MemoryRef
 from documents.selectors.documents import document_get
+from memories.memory_scope import Scope
 from memories.models import Memory
 from memories.selectors.memories import memory_get
-from memories.services.content import Scope, capped_text
+from memories.services.content import capped_text
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import InvalidInput, NotFound, check_choice
 from tenants.models import Project
@@ -141,7 +142,7 @@ def document_learn(
     the offline extractor keeps only what a user says of themselves or of someone named,
     which a document's impersonal prose rarely is. One transaction per chunk, as `add`
     itself; returns the events per chunk."""
-    from memories.services.extraction.pipeline import memories_add
+    from memories.services.fact_extraction.pipeline import memories_add
     from memoryplatform.llm import get_llm
 
     document = document_get(project=project, document_id=document_id)

@@ -12,12 +12,6 @@ class MemoriesConfig(AppConfig):
         from memories.services import embedding_space
 
         post_migrate.connect(embedding_space.record_if_missing, sender=self)
-        # the caller's run's recent short-term memories rank a little higher (hybrid search)
-        from memories.selectors.layers import BOOST_PATH
-        from memories.selectors.search.dispatch import HYBRID_BOOSTS
-
-        if BOOST_PATH not in HYBRID_BOOSTS:
-            HYBRID_BOOSTS.append(BOOST_PATH)
         # budgets count tokens with the embedding model's tokenizer (MEMORY_TOKENIZER)
         from memories.embeddings.tokenizer import embedding_tokenizer
         from memoryplatform.lib import tokens

@@ -167,11 +167,10 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
         The keyword GIN index holds the project beside the words (btree_gin, migration 0014),
         but `project_id = %s` binds a small id as a smallint, and btree_gin's bigint operator
         class has no cross-type equality: a small tenant's keyword branch then read a common
-        term's matches in every project and ANDed them with its own rows (4.4 ms for
-        `analyt & team` in a project of 2,000 memories beside one of 800k; 0.28 ms through the
-        index's project entries). A plain `= id::bigint` made the planner intersect the
-        project's entries for the large project too, where they are most of the index (3.7
-        against 0.9 ms for one user's branch); costed as an array, they are used when short.
+        term's matches in every project and ANDed them with its own rows. A plain
+        `= id::bigint` made the planner intersect the project's entries for the large project
+        too, where they are most of the index; costed as an array, they are used when short
+        (docs/benchmarks.md, "Keyword statements").
         B-tree indexes take either form alike."""
         mine = self.filter(_namespace_q()) if namespaced else self
         if not as_array:
@@ -339,8 +338,7 @@ class Memory(models.Model):
                 condition=Q(deleted_at__isnull=True),
                 name="memory_project_updated",
             ),
-            # counts for list pages: an index-only scan, not a pass over every row (at 100k
-            # memories GET /memories/ took 130 ms, nearly all of it counting)
+            # counts for list pages: an index-only scan, not a pass over every row
             models.Index(
                 fields=["project", "state"],
                 condition=Q(deleted_at__isnull=True),

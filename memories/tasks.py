@@ -15,12 +15,13 @@ from django.utils import timezone
 
 from memoryplatform.lib.actor import job
 from memoryplatform.lib.db_outage import survives_db_outage
-from memoryplatform.lib.rls import all_projects, project_scope
+from memoryplatform.lib.project_scope import all_projects, project_scope
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
 
-# name -> (task path, django-q schedule type); installed by `manage.py setup_schedules`.
+# name -> (task path, django-q schedule type); installed by `manage.py setup_schedules`. The
+# composition root adds the jobs that span the apps in its AppConfig.ready().
 SCHEDULES = {
     "memory-decay": ("memories.tasks.run_decay", "H"),
     "memory-consolidation": ("memories.tasks.run_consolidation", "D"),
@@ -37,12 +38,10 @@ SCHEDULES = {
     "memory-utility-sweep": ("memories.tasks.sweep_utility", "H"),
     # the keyword (GIN) indexes' estimated bloat; reindexed concurrently past the limit
     "memory-keyword-index-health": ("memories.tasks.keyword_index_health", "H"),
-    # missing vectors of memories, entities and chunks; all of them once the model changed
-    # (a composition-root job: it spans the apps above this one)
-    "embeddings-refresh": ("memoryplatform.maintenance.tasks.refresh_embeddings", "H"),
     # OAuth access and refresh tokens, grants: the expired and revoked ones deleted
     "oauth-token-cleanup": ("tenants.oauth.tasks.clear_expired_tokens", "D"),
 }
+
 
 # Minutes between runs of the schedules of type "I" (every N minutes).
 SCHEDULE_MINUTES = {"memory-sessions": 5}

@@ -14,11 +14,11 @@ from rest_framework import serializers
 
 from compat.mem0 import oss
 from compat.mem0 import serializers as s
-from memories.services.content import SCOPE_RULE
+from memories.memory_scope import SCOPE_RULE
 from memory_platform import errors
 from memoryplatform.lib import errors as service
 from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.rls import project_scope
+from memoryplatform.lib.project_scope import project_scope
 from tenants.models import Project
 
 T = TypeVar("T")

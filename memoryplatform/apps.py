@@ -11,6 +11,7 @@ class MemoryPlatformConfig(AppConfig):
         from django.db.models.signals import post_migrate
         from django_q.signals import post_execute
 
+        from memories.tasks import SCHEDULES
         from memoryplatform import checks, metrics  # noqa: F401 (checks: registered on import)
         from memoryplatform.db.rls import after_migrate
         from memoryplatform.maintenance.vector_schema import fit_vector_columns
@@ -21,3 +22,9 @@ class MemoryPlatformConfig(AppConfig):
         post_migrate.connect(after_migrate, dispatch_uid="memoryplatform.rls")
         # a fresh store's vector columns take the configured embedding model's size
         post_migrate.connect(fit_vector_columns, sender=self, dispatch_uid="memoryplatform.vectors")
+        # missing vectors of memories, entities and chunks; all of them once the model changed
+        # (a job of the composition root: it spans the apps)
+        SCHEDULES["embeddings-refresh"] = (
+            "memoryplatform.maintenance.tasks.refresh_embeddings",
+            "H",
+        )

@@ -1,10 +1,10 @@
 """Deployment checks (`manage.py check --deploy`) that see our middleware.
 
 The platform runs Django's SecurityMiddleware, XFrameOptionsMiddleware and CsrfViewMiddleware
-as subclasses (memoryplatform/lib/middleware.py: no thread hop per hook under ASGI, browser-only
-ones skip the API). Django's deploy checks look for the exact class paths and so would say the
-protections are missing and skip checking their settings; settings silence those three
-warnings, and this check runs Django's own setting checks (HSTS, HTTPS redirect, nosniff,
+as subclasses (memoryplatform/lib/inline_middleware.py: no thread hop per hook under ASGI,
+browser-only ones skip the API). Django's deploy checks look for the exact class paths and so
+would say the protections are missing and skip checking their settings; settings silence those
+three warnings, and this check runs Django's own setting checks (HSTS, HTTPS redirect, nosniff,
 X-Frame-Options, referrer and opener policies, the CSRF cookie) as if the stock classes were
 installed, so one logic decides, and warns if a subclass is gone.
 """
@@ -19,13 +19,13 @@ from django.core.checks.security import base, csrf
 from django.test.utils import override_settings
 
 STOCK = {
-    "memoryplatform.lib.middleware.InlineSecurityMiddleware": (
+    "memoryplatform.lib.inline_middleware.InlineSecurityMiddleware": (
         "django.middleware.security.SecurityMiddleware"
     ),
-    "memoryplatform.lib.middleware.InlineXFrameOptionsMiddleware": (
+    "memoryplatform.lib.inline_middleware.InlineXFrameOptionsMiddleware": (
         "django.middleware.clickjacking.XFrameOptionsMiddleware"
     ),
-    "memoryplatform.lib.middleware.BrowserOnlyCsrfViewMiddleware": (
+    "memoryplatform.lib.inline_middleware.BrowserOnlyCsrfViewMiddleware": (
         "django.middleware.csrf.CsrfViewMiddleware"
     ),
 }

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from django.conf import settings
 from django.db import connection
 
-from memoryplatform.lib.rls import project_scope
+from memoryplatform.lib.project_scope import project_scope
 
 if TYPE_CHECKING:
     from memoryplatform.events import Event

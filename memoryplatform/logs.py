@@ -4,7 +4,7 @@
 message, request_id, and the exception's traceback when there is one), for a log collector;
 `plain` (the default) keeps the human-readable line. Either way each record made while a
 request is served carries that request's id (`X-Request-ID`, see
-memoryplatform/middleware.py), so the lines of one request can be found together.
+memoryplatform/request_observation.py), so the lines of one request can be found together.
 
 Named `logs`, not `logging`, so that no import of the standard library's module can ever
 resolve to this one.

@@ -2,7 +2,8 @@
 
 Every measurement lives here; the places that measure call one small hook each:
 
-- HTTP requests: `memoryplatform.middleware.RequestObservationMiddleware` (`observe_request`),
+- HTTP requests: `memoryplatform.request_observation.RequestObservationMiddleware`
+  (`observe_request`),
   labelled by the resolved URL pattern's name (`memory-list`, `admin:index`), never the raw
   path, so a label has as many values as there are routes, not as there are memory ids;
 - searches: `memory_search` in `memories/selectors/search/dispatch.py` (`timed_search`), by mode;

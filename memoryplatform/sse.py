@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.utils.module_loading import import_string
 
 from memoryplatform import metrics
 from memoryplatform.events import (
@@ -36,6 +35,7 @@ from memoryplatform.events import (
     sse_frame,
 )
 from memoryplatform.lib.db_threads import database_call
+from memoryplatform.lib.event_feeds import feed_parts
 from tenants import streams
 from tenants.auth import stream_credential
 from tenants.streams import StreamSlot
@@ -75,8 +75,8 @@ PLATFORM_FEED = Feed()
 
 
 def feed_view(name: str) -> Callable[[HttpRequest], Awaitable[HttpResponse]]:
-    """An SSE endpoint writing the project's events as the feed MEMORY_EVENT_FEEDS names
-    `name` does (a compatibility layer's event names and payloads)."""
+    """An SSE endpoint writing the project's events as the feed registered as `name`
+    does (a compatibility layer's event names and payloads)."""
 
     async def view(request: HttpRequest) -> HttpResponse:
         return await event_stream(request, _feed(name))
@@ -86,13 +86,13 @@ def feed_view(name: str) -> Callable[[HttpRequest], Awaitable[HttpResponse]]:
 
 @functools.cache
 def _feed(name: str) -> Feed:
-    """A feed of MEMORY_EVENT_FEEDS: {"render": path, "greeting": path or None,
-    "caught_up": path or None}, each the import path of a function."""
-    parts = settings.MEMORY_EVENT_FEEDS[name]
-    render = import_string(parts["render"])
-    greeting = import_string(parts["greeting"]) if parts.get("greeting") else no_greeting
-    caught_up = import_string(parts["caught_up"]) if parts.get("caught_up") else _nothing
-    return Feed(render=render, greeting=greeting, caught_up=caught_up)
+    """The feed a compatibility layer registered as `name` (memoryplatform/lib/event_feeds.py)."""
+    parts = feed_parts(name)
+    return Feed(
+        render=parts.render,
+        greeting=parts.greeting or no_greeting,
+        caught_up=parts.caught_up or _nothing,
+    )
 
 
 def _nothing() -> None:

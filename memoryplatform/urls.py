@@ -26,6 +26,6 @@ urlpatterns = [
     path("api/v1/", include("memoryplatform.portability.api")),
     path("", include("tenants.oauth.urls")),  # OAuth for MCP clients, /.well-known/
     path("", include("compat.urls")),  # mem0's client paths (/v1/, /v2/, /v3/): compat/mem0
-    # the SQL-native entity memory server's event stream (MEMORY_EVENT_FEEDS, compat/sqlnative)
+    # the SQL-native entity memory server's event stream (registered by compat/sqlnative)
     re_path(r"^api/events/?$", sse.feed_view("sqlnative"), name="sqlnative-events"),
 ]

@@ -26,7 +26,8 @@ def create_cache_tables(using: str, **kwargs: Any) -> None:
     `createcachetable` step; a table that exists is left as it is.
 
     It is UNLOGGED: a write to it writes no WAL, so its commit does not wait for the disk
-    (a counter update took 15-25 ms on a busy machine, waiting for the WAL flush). Counters
+    (on a busy machine a counter update otherwise waits tens of milliseconds for the WAL
+    flush). Counters
     and slots need no crash safety: after a crash they start from zero."""
     call_command("createcachetable", database=using, verbosity=0)
     config = settings.CACHES.get(LIMITS_CACHE, {})

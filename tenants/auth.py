@@ -14,7 +14,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from memoryplatform.db.router import note_key
-from memoryplatform.lib.rls import enter_project
+from memoryplatform.lib.project_scope import enter_project
 from memoryplatform.lib.work_budget import note_credential
 from tenants.models import ApiKey, Project
 from tenants.oauth.services import bearer_verify

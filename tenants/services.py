@@ -15,7 +15,7 @@ from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound
-from memoryplatform.lib.rls import all_projects, project_scope
+from memoryplatform.lib.project_scope import all_projects, project_scope
 from tenants.models import SCOPES, ApiKey, Project
 
 KEY_PREFIX = "mp_"
@@ -105,7 +105,7 @@ def api_key_verify(raw_key: str) -> ApiKey | None:
 def _key_with_project(prefix: str) -> ApiKey | None:
     """`ApiKey.objects.select_related("project").get(prefix=prefix)` (or None) from a statement
     written once per process. Every authenticated request makes this lookup, and the ORM
-    compiled its query each time: 1.4 ms a lookup, 0.35 ms from this statement."""
+    compiled its query each time, which cost several times what the statement costs."""
     with connection.cursor() as cursor:
         cursor.execute(_key_lookup_sql(), [prefix])
         row = cursor.fetchone()

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from memoryplatform.lib.rls import all_projects
+from memoryplatform.lib.project_scope import all_projects
 from tenants.models import Project
 from tenants.services import api_key_create, project_create
 
@@ -98,7 +98,7 @@ def anyio_backend() -> str:
 @pytest.fixture(autouse=True)
 def _tests_span_projects() -> Any:
     """A test sets up and inspects several projects' rows with the ORM directly, so it runs
-    across projects (row-level security, memoryplatform/lib/rls.py); the code under test
+    across projects (row-level security, memoryplatform/lib/project_scope.py); the code under test
     scopes itself: a request to its key's project, an MCP tool call likewise."""
     with all_projects("test", routine=True):
         yield

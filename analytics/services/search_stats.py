@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from analytics.models import LATENCY_BOUNDS_MS, SearchStat
 from memoryplatform.lib.deferred import DeferredWrites
-from memoryplatform.lib.rls import all_projects
+from memoryplatform.lib.project_scope import all_projects
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

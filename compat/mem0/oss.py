@@ -21,19 +21,19 @@ from django.db.models import Q
 from django.utils import timezone
 
 from compat.mem0.filters import scope_of, translate_oss_filters
-from compat.mem0.representations import _iso, history_body, mem0_hash
+from compat.mem0.representations import history_body, iso_time, mem0_hash
 from entities.models import Entity, EntityMemory, Relation
 from entities.scope import GraphScope
 from entities.selectors.entities import entity_find_by_name, entity_list, relation_queryset
 from entities.selectors.search import entities_in_text
+from memories.memory_scope import SCOPE_FIELDS, Scope
 from memories.models import Memory
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memory_get, memory_history, memory_list
 from memories.selectors.search import memory_search
 from memories.selectors.search_types import SearchQuery
-from memories.services.content import SCOPE_FIELDS, Scope
-from memories.services.extraction import memories_add
-from memories.services.extraction.messages import parse_messages
+from memories.services.fact_extraction import memories_add
+from memories.services.fact_extraction.messages import parse_messages
 from memories.services.memories import memories_delete_scope, memory_delete, memory_update
 from memories.services.reading import memories_recall
 from memories.services.reset import project_reset
@@ -51,8 +51,8 @@ def oss_item(memory: Memory, *, score: float | None = None) -> dict[str, Any]:
         "memory": memory.content,
         "hash": mem0_hash(memory.content),
         "metadata": memory.metadata if isinstance(memory.metadata, dict) else {},
-        "created_at": _iso(memory.occurred_at or memory.created_at),
-        "updated_at": _iso(memory.updated_at),
+        "created_at": iso_time(memory.occurred_at or memory.created_at),
+        "updated_at": iso_time(memory.updated_at),
     }
     body.update({name: getattr(memory, name) for name in SCOPE_FIELDS if getattr(memory, name)})
     if score is not None:

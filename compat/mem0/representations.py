@@ -15,7 +15,7 @@ from memories.models import Memory, MemoryHistory
 _DATETIME = serializers.DateTimeField()  # DRF's ISO 8601, as the platform's own API writes it
 
 
-def _iso(value: datetime | None) -> str | None:
+def iso_time(value: datetime | None) -> str | None:
     return None if value is None else _DATETIME.to_representation(value)
 
 
@@ -40,8 +40,8 @@ def memory_body(memory: Memory, *, score: float | None = None) -> dict[str, Any]
         "immutable": False,
         "expiration_date": memory.expires_at.date().isoformat() if memory.expires_at else None,
         # mem0 dates a memory added with a `timestamp` by it (occurred_at here)
-        "created_at": _iso(memory.occurred_at or memory.created_at),
-        "updated_at": _iso(memory.updated_at),
+        "created_at": iso_time(memory.occurred_at or memory.created_at),
+        "updated_at": iso_time(memory.updated_at),
     }
     if score is not None:
         body["score"] = round(score, 6)
@@ -83,9 +83,9 @@ def history_body(entry: MemoryHistory) -> dict[str, Any]:
         "run_id": entry.run_id,
         "actor": entry.actor,
         "is_deleted": entry.event == "DELETE",
-        "timestamp": _iso(entry.created_at),
-        "created_at": _iso(entry.created_at),
-        "updated_at": _iso(entry.created_at),
+        "timestamp": iso_time(entry.created_at),
+        "created_at": iso_time(entry.created_at),
+        "updated_at": iso_time(entry.created_at),
     }
 
 
@@ -96,8 +96,8 @@ def scope_body(row: dict[str, Any]) -> dict[str, Any]:
         "name": row["name"],
         "type": row["type"],
         "total_memories": row["total_memories"],
-        "created_at": _iso(row["created_at"]),
-        "updated_at": _iso(row["updated_at"]),
+        "created_at": iso_time(row["created_at"]),
+        "updated_at": iso_time(row["updated_at"]),
         "metadata": None,
         "owner": None,
         "organization": None,

@@ -25,7 +25,6 @@ from documents.api.serializers import (
     DocumentSerializer,
     DocumentUploadSerializer,
 )
-from documents.extraction import SUPPORTED
 from documents.models import DocumentOriginal
 from documents.refs import citing_memories
 from documents.representations import chunk_body, document_body, original_body
@@ -37,6 +36,7 @@ from documents.selectors.documents import (
 )
 from documents.services import Upload, document_create, document_delete, document_rechunk
 from documents.services.originals import original_chunks, original_get
+from documents.text_extraction import SUPPORTED
 from memoryplatform.lib.api import JSONParser
 from memoryplatform.lib.schema import error_response, page_of, path_ids
 from tenants.views import ProjectScopedMixin

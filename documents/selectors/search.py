@@ -42,8 +42,7 @@ from memories.selectors.search.keyword import query_lexemes
 from memories.selectors.search.semantic import min_similarity_of, query_vector
 from memories.selectors.search.sources import SourceHit
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
-from memories.services.content import check_unit_interval
-from memoryplatform.lib.errors import InvalidInput, ProviderError
+from memoryplatform.lib.errors import InvalidInput, ProviderError, check_unit_interval
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

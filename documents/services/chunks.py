@@ -17,10 +17,10 @@ from django.utils import timezone
 
 from documents.chunking import Chunk, chunk_document
 from documents.errors import TooLarge
-from documents.extraction import Extracted, extract
 from documents.models import Document, DocumentChunk, DocumentStatus, MemoryRef
 from documents.selectors.documents import document_get
 from documents.services.originals import original_bytes
+from documents.text_extraction import Extracted, extract
 from memories.services.embedding import embed_or_none
 from memoryplatform.lib.bulk import update_rows
 from memoryplatform.lib.errors import InvalidInput

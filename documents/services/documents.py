@@ -13,7 +13,6 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from documents.errors import TooLarge
-from documents.extraction import Extracted, extract, resolve_mime_type
 from documents.models import Document, DocumentChunk
 from documents.selectors.documents import document_get
 from documents.services.chunks import (
@@ -23,9 +22,11 @@ from documents.services.chunks import (
     document_jobs_enqueue,
 )
 from documents.services.originals import original_keep, originals_delete
+from documents.text_extraction import Extracted, extract, resolve_mime_type
+from memories.memory_scope import Scope
 from memories.models import Episode
 from memories.selectors.episodes import episode_open_for_run
-from memories.services.content import Scope, capped_text, check_metadata
+from memories.services.content import capped_text, check_metadata
 from memories.services.episodes import parse_episode_id
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project

@@ -25,11 +25,10 @@ from entities.models import Entity, EntityMemory
 from entities.scope import GraphScope
 from entities.selectors.traversal import RelationFilter, edges_among, entity_reach
 from entities.services.entities import normalize_name
-from entities.services.extraction import STOPWORDS
+from entities.services.graph_extraction import STOPWORDS
 from memories.selectors.memories import project_memory_count
 from memories.selectors.search_types import SearchHit, SearchQuery
-from memories.services.content import check_unit_interval
-from memoryplatform.lib.errors import InvalidInput
+from memoryplatform.lib.errors import InvalidInput, check_unit_interval
 from tenants.models import Project
 
 DEFAULT_DEPTH = 2

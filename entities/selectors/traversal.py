@@ -1,5 +1,5 @@
 """Graph walks as PostgreSQL recursive CTEs: entities over relations (memories over links
-are walked by memories.selectors.traversal, re-exported below).
+are walked by memories.selectors.link_traversal, re-exported below).
 
 The walk is a level-by-level BFS: each step of the recursion carries the whole frontier and
 the visited set as arrays, so a node is expanded once however many paths reach it (cycle-safe,
@@ -21,19 +21,19 @@ from entities.models import Entity, EntityMemory, Relation
 from entities.scope import GraphScope
 from entities.selectors.entities import entity_get
 from memories.models import Memory
-from memories.selectors.memories import memories_by_id
-from memories.selectors.traversal import (
+from memories.selectors.link_traversal import (
     CAUSAL_LINK_TYPES as CAUSAL_LINK_TYPES,
 )
-from memories.selectors.traversal import (
+from memories.selectors.link_traversal import (
     MemoryGraph as MemoryGraph,
 )
-from memories.selectors.traversal import (
+from memories.selectors.link_traversal import (
     memory_causal_chain as memory_causal_chain,
 )
-from memories.selectors.traversal import (
+from memories.selectors.link_traversal import (
     memory_traverse as memory_traverse,
 )
+from memories.selectors.memories import memories_by_id
 from memoryplatform.lib.errors import InvalidInput
 from tenants.models import Project
 
@@ -325,5 +325,5 @@ def entity_top_memories(
 
 
 # --- memories --------------------------------------------------------------------------------
-# Walks over memory links live in the memory store (memories.selectors.traversal); they are
+# Walks over memory links live in the memory store (memories.selectors.link_traversal); they are
 # re-exported here, where the graph's REST views and MCP tools have always found them.

@@ -27,7 +27,7 @@ from psycopg.pq import TransactionStatus
 from entities.models import Entity, EntityMemory, EntityType, Relation
 from entities.scope import GraphScope, memory_graph_scope
 from entities.services.entities import EntitySpec
-from entities.services.extraction import Extraction, extract
+from entities.services.graph_extraction import Extraction, extract
 from entities.services.relations import RelationSpec, check_relation_type
 from entities.services.relations_bulk import RelationMention, relations_reinforce_bulk
 from entities.services.resolution import entities_resolve_groups

@@ -26,10 +26,16 @@ from entities.services.entities import (
     normalize_name,
     parse_entity_id,
 )
-from memories.services.content import check_metadata, check_unit_interval
+from memories.services.content import check_metadata
 from memories.services.pii import scrub_for_storage
 from memoryplatform.events import emit
-from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, check_count
+from memoryplatform.lib.errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    check_count,
+    check_unit_interval,
+)
 from tenants.models import Project
 
 _RELATION_TYPE = re.compile(r"^[a-z][a-z0-9_]{0,99}$")

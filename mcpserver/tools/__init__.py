@@ -28,7 +28,7 @@ from mcpserver.auth import namespace_of, require_key
 from memoryplatform.db.router import mark_written, note_key
 from memoryplatform.lib.db_threads import executor_with_connections, with_connection
 from memoryplatform.lib.errors import ServiceError
-from memoryplatform.lib.rls import project_scope
+from memoryplatform.lib.project_scope import project_scope
 from memoryplatform.lib.timeouts import statement_timed_out, statement_timeout_message
 from memoryplatform.metrics import mcp_tool_call, tool_name
 from tenants.models import ApiKey

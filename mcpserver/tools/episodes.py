@@ -11,6 +11,7 @@ from pydantic import Field
 from mcpserver.auth import actor_for
 from mcpserver.tools import call, page_body, session_id_of
 from mcpserver.tools.memory import AgentId, UserId
+from memories.memory_scope import Scope
 from memories.representations import episode_body
 from memories.selectors.episodes import (
     EpisodeFilters,
@@ -18,7 +19,6 @@ from memories.selectors.episodes import (
     episode_list,
     episode_memories,
 )
-from memories.services.content import Scope
 from memories.services.episodes import MAX_NAME, MAX_SUMMARY, episode_close, episode_start
 from tenants.models import ApiKey
 

@@ -35,8 +35,8 @@ from entities.services.tags import tag_describe as tag_describe_service
 from mcpserver.auth import actor_for
 from mcpserver.tools import call
 from mcpserver.tools.memory import MemoryType
-from memories.selectors.traversal import memory_causal_chain as causal_chain_selector
-from memories.selectors.traversal import memory_traverse as traverse_selector
+from memories.selectors.link_traversal import memory_causal_chain as causal_chain_selector
+from memories.selectors.link_traversal import memory_traverse as traverse_selector
 from memoryplatform.lib.errors import NotFound
 from tenants.models import ApiKey, Project
 

@@ -11,9 +11,9 @@ from pydantic import BaseModel, Field
 from mcpserver.auth import actor_for
 from mcpserver.tools import call, session_id_of
 from mcpserver.tools.memory import DEFAULT_AGENT_ID, AgentId, MemoryType, RunId, UserId
+from memories.memory_scope import Scope
 from memories.representations import context_body
-from memories.services.content import Scope
-from memories.services.extraction import memories_add
+from memories.services.fact_extraction import memories_add
 from memories.services.session import session_context, session_reflect
 from tenants.models import ApiKey
 

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.api.serializers import PaginationSerializer, ScopeSerializer
+from memories.memory_scope import Scope
 from memories.representations import episode_body
 from memories.selectors.episodes import (
     EpisodeFilters,
@@ -19,7 +20,6 @@ from memories.selectors.episodes import (
     episode_list,
     episode_memories,
 )
-from memories.services.content import Scope
 from memories.services.episodes import MAX_NAME, MAX_SUMMARY, episode_close, episode_start
 from memoryplatform.lib.fields import StrictBooleanField, StrictCharField
 from memoryplatform.lib.schema import path_ids

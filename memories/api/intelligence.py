@@ -13,10 +13,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memories.api.serializers import MemorySerializer, PaginationSerializer, ScopeSerializer
+from memories.memory_scope import Scope
 from memories.models import MAX_DECAY_RATE, ContradictionResolution, ContradictionReview, MemoryType
 from memories.representations import context_body
 from memories.services.archive import memory_decompress
-from memories.services.content import Scope
 from memories.services.contradictions import (
     contradiction_get,
     contradiction_list,
@@ -198,7 +198,7 @@ def _scope(data: dict[str, Any]) -> Scope:
 class AddView(ProjectScopedMixin, APIView):
     @extend_schema(request=AddSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
-        from memories.services.extraction import memories_add
+        from memories.services.fact_extraction import memories_add
 
         data = self.validated(AddSerializer, request.data)
         result = memories_add(

@@ -28,11 +28,11 @@ from memories.api.serializers import (
     MemoryUpdateSerializer,
     ScopeSerializer,
 )
+from memories.memory_scope import Scope
 from memories.representations import memory_detail_body
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memory_get, memory_history, memory_links, memory_list
 from memories.services.bulk import memories_create_bulk
-from memories.services.content import Scope
 from memories.services.links import memory_link_create, memory_link_delete
 from memories.services.memories import (
     MemoryInput,

@@ -1,6 +1,6 @@
 """Layer-aware ranking: the caller's run's recent short-term memories a little higher.
 
-`session_boost` is a hybrid boost (registered in `HYBRID_BOOSTS` by the app's config): when a
+`session_boost` is a hybrid boost (listed in `HYBRID_BOOSTS`, search/dispatch.py): when a
 search names the caller's run (`session_id`, else its `run_id` filter), each hit that is a
 short-term memory of that run gains up to MEMORY_SHORT_TERM_SESSION_BOOST (0.1), the full
 amount when just stored, nothing once it is as old as the short-term time to live (24 hours
@@ -21,7 +21,6 @@ from memories.selectors.search_types import SearchHit, SearchQuery
 from memories.services.layers import short_term_ttl
 from tenants.models import Project
 
-BOOST_PATH = "memories.selectors.layers.session_boost"
 FRESHNESS_WITHOUT_TTL = timedelta(hours=24)  # the boost's window where short-term never expires
 
 

@@ -76,8 +76,7 @@ def memories_by_id(
     """{id: memory} for the project's live memories among `ids`: the rows memory_queryset
     would load (`has_vector` set, the vector and tsvector deferred), by one statement written
     once per process. Building and compiling `memory_queryset().filter(pk__in=...)` cost
-    more than running it: 2.4 ms for a search's page of 10 on a 2-vCPU VM, 1.7 of them in
-    Django's query compiler; this takes 0.9 (docs/benchmarks.md)."""
+    more than running it, most of it in Django's query compiler."""
     ids = list(ids)
     if not ids:
         return {}

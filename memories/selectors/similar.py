@@ -8,9 +8,9 @@ from uuid import UUID
 from django.db.models import QuerySet
 from pgvector.django import CosineDistance
 
+from memories.memory_scope import Scope
 from memories.models import Memory
 from memories.selectors.pending_vectors import split_by_graph
-from memories.services.content import Scope
 from tenants.models import Project
 
 

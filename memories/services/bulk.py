@@ -38,6 +38,7 @@ from uuid import UUID
 import numpy as np
 from django.db import IntegrityError, connection, transaction
 
+from memories.memory_scope import Scope
 from memories.models import HistoryEvent, Memory
 from memories.selectors.pending_vectors import graph_and_pending
 from memories.services.consolidation_pairs import (
@@ -46,7 +47,6 @@ from memories.services.consolidation_pairs import (
     local_settings,
     probe_cost_us,
 )
-from memories.services.content import Scope
 from memories.services.contradictions import contradiction_cues
 from memories.services.dedup import lock_scopes, merge_many
 from memories.services.embedding import embed_or_none, prefetched_embeddings
@@ -56,13 +56,11 @@ from memories.services.memories import (
     MemoryInput,
     _after_inserts,
     _build,
-    _emit_many,
-    _history,
     _insert,
-    _snapshot,
     assign_episodes,
 )
 from memories.services.tuning import tuning
+from memories.services.write_kernel import emit_memory_events, history_entry, snapshot
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.bulk import insert_rows
 from memoryplatform.lib.errors import InvalidInput
@@ -79,8 +77,7 @@ NEIGHBOURS = 3
 # Only ids and vectors are compared (a user's scope reads them from the covering
 # (project, user_id) index, no table page per memory); the content is joined for the
 # neighbours found, after them (`near` MATERIALIZED: the planner, expecting a third of the
-# distances to pass, fetched the content of every scope row first: 14.8 -> 6.8 ms for a
-# scope of 2,347 memories and 10 new ones).
+# distances to pass, would fetch the content of every scope row first).
 _EXACT_SQL = """
 WITH scope AS MATERIALIZED (
     SELECT m.id, m.embedding
@@ -322,15 +319,10 @@ def _store_neighbours(
     return found
 
 
-# The exact statement per scope (measured at 137k memories): reading a scope row
-# costs ~1.2 µs (from the covering index), once for all the batch's memories of that scope,
-# then ~0.16 µs per distance; a batch of 500 into 50 scopes of ~2,700 took 0.41 s all exact.
-# A probe here fills NEIGHBOURS rows, not consolidation's CANDIDATES, yet cost what
-# consolidation's model says (2.7 ms against 2.5; the same batch all probed took 1.35 s).
-# Several new memories of a scope share its reading, so bulk writes compare larger scopes
-# exactly than consolidation does. (Constants read before the distances were computed ahead
-# of the content, 3.0 µs, 0.2 µs and 0.6 of the model, sent ~10% of those scopes to probes:
-# 0.45-0.53 s for the batch.)
+# The exact statement's cost per scope, measured at 137k memories: reading a scope row
+# (from the covering index) once for all the batch's memories of that scope, then each
+# distance. A probe here costs what consolidation's model says. Several new memories of a
+# scope share its reading, so bulk writes compare larger scopes exactly than consolidation.
 SCOPE_ROW_US = 1.2
 DISTANCE_US = 0.16
 PROBE_SHARE = 1.0
@@ -402,8 +394,8 @@ def _insert_all(project: Project, memories: list[Memory], actor: Actor) -> dict[
         for memory in memories:
             memory._state.adding, memory._state.db = True, None
         return {memory.pk: _insert(memory, actor) for memory in memories}
-    insert_rows([_history(m, HistoryEvent.ADD, actor, new=_snapshot(m)) for m in memories])
-    _emit_many(
+    insert_rows([history_entry(m, HistoryEvent.ADD, actor, new=snapshot(m)) for m in memories])
+    emit_memory_events(
         project,
         [
             (m, "memory_created", {"content": m.content, "memory_type": m.memory_type})

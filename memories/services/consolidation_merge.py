@@ -20,6 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memories.models import HistoryEvent, LinkType, Memory, MemoryHistory, MemoryLink
+from memories.services.write_kernel import emit_memory_events, history_entry
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.bulk import update_rows
 from memoryplatform.lib.hooks import run_hooks
@@ -81,7 +82,6 @@ def _locked(clusters: list[Cluster]) -> list[Cluster]:
 
 
 def _absorb_batch(project: Project, clusters: list[Cluster], actor: Actor) -> tuple[int, int]:
-    from memories.services.memories import _emit_many
 
     into = {m.pk: primary.pk for primary, members in clusters for m, _ in members}
     history = [row for primary, members in clusters for row in _merge(primary, members, actor)]
@@ -94,13 +94,12 @@ def _absorb_batch(project: Project, clusters: list[Cluster], actor: Actor) -> tu
     for primary, members in clusters:
         events.append((primary, "memories_merged", {"absorbed": [str(m.pk) for m, _ in members]}))
         events += [(member, "memory_deleted", {}) for member, _ in members]
-    _emit_many(project, events)
+    emit_memory_events(project, events)
     return links, entities
 
 
 def _merge(primary: Memory, members: list[tuple[Memory, float]], actor: Actor) -> list[Any]:
     """Fold the members into `primary` (in memory) and return its MERGE history rows."""
-    from memories.services.memories import _history
 
     absorbed = [member for member, _ in members]
     before = {
@@ -121,7 +120,7 @@ def _merge(primary: Memory, members: list[tuple[Memory, float]], actor: Actor) -
     primary.version += 1
     primary.updated_at = timezone.now()
     return [
-        _history(
+        history_entry(
             primary,
             HistoryEvent.MERGE,
             actor,
@@ -198,7 +197,6 @@ def reassign_entities_batch(*, project: Project, into: dict[UUID, UUID]) -> int:
 def _supersede(project: Project, clusters: list[Cluster], actor: Actor, history: list[Any]) -> None:
     """Soft-delete the absorbed memories, linked to their primaries both ways; their DELETE
     history rows join `history`."""
-    from memories.services.memories import _history
 
     now = timezone.now()
     absorbed = [(primary, member) for primary, members in clusters for member, _ in members]
@@ -214,7 +212,7 @@ def _supersede(project: Project, clusters: list[Cluster], actor: Actor, history:
             )
         reason = {"reason": f"consolidated into {primary.pk}"}
         history.append(
-            _history(
+            history_entry(
                 member, HistoryEvent.DELETE, actor, old={"content": member.content}, new=reason
             )
         )

@@ -22,6 +22,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from memories.memory_scope import Scope
 from memories.models import (
     ContradictionResolution,
     ContradictionReview,
@@ -31,14 +32,13 @@ from memories.models import (
     MemoryLink,
 )
 from memories.selectors.similar import Neighbour, memories_similar_to
-from memories.services.content import Scope
-from memories.services.extraction.slots import Slot, fact_slot, normalise
 from memories.services.pii import scrub_for_storage
 from memories.services.supersede import link_pair, memory_supersede
 from memories.services.tuning import tuning
 from memoryplatform.events import emit
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, ProviderError, parse_uuid
+from memoryplatform.lib.text.slots import Slot, fact_slot, normalise
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

@@ -21,10 +21,11 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
+from memories.memory_scope import Scope
 from memories.models import HistoryEvent, Memory, MemoryHistory
 from memories.selectors.similar import memories_similar_to
-from memories.services.content import Scope
 from memories.services.tuning import tuning
+from memories.services.write_kernel import emit_memory_events, history_entry
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.bulk import update_rows
 from tenants.models import Project
@@ -93,7 +94,6 @@ def merge_many(*, pairs: list[tuple[Any, Memory]], actor: Actor) -> list[Memory]
     """`merge_into` for many (survivor id, incoming) pairs, in order, set-wise: one locking
     read of the survivors, one UPDATE, one INSERT of MERGE history. A survivor named twice
     takes both merges (version + 2, two history rows). Returns each pair's survivor."""
-    from memories.services.memories import _emit_many, _history
 
     survivors = Memory.objects.select_for_update().in_bulk([pk for pk, _ in pairs])
     history, events = [], []
@@ -124,7 +124,7 @@ def merge_many(*, pairs: list[tuple[Any, Memory]], actor: Actor) -> list[Memory]
             "version": survivor.version,
             "merged_from": str(incoming.pk) if saved else None,
         }
-        entry = _history(survivor, HistoryEvent.MERGE, actor, old=old, new=new)
+        entry = history_entry(survivor, HistoryEvent.MERGE, actor, old=old, new=new)
         entry.old_content = survivor.content
         history.append(entry)
         events.append((incoming.project, survivor, incoming.content, survivor.version))
@@ -135,5 +135,5 @@ def merge_many(*, pairs: list[tuple[Any, Memory]], actor: Actor) -> list[Memory]
         merged = {"merged_content": content, "version": version}
         by_project.setdefault(project, []).append((survivor, "memories_merged", merged))
     for project, batch in by_project.items():
-        _emit_many(project, batch)
+        emit_memory_events(project, batch)
     return [survivors[pk] for pk, _ in pairs]

@@ -20,9 +20,10 @@ from uuid import UUID
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from memories.memory_scope import Scope
 from memories.models import Episode, Memory, MemoryLayer, MemoryType
 from memories.selectors.episodes import episode_memories, episode_open_for_run
-from memories.services.content import Scope, capped_text, check_metadata
+from memories.services.content import capped_text, check_metadata
 from memoryplatform.events import emit
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, ProviderError, parse_uuid

@@ -9,11 +9,18 @@ from uuid import UUID
 from django.db import IntegrityError, transaction
 
 from memories.models import LinkType, Memory, MemoryLink
-from memories.services.content import check_metadata, check_unit_interval
+from memories.services.content import check_metadata
 from memories.services.memories import CreateResult, MemoryInput, memory_create
 from memories.services.pii import scrub_for_storage
 from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, check_choice, parse_uuid
+from memoryplatform.lib.errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    check_choice,
+    check_unit_interval,
+    parse_uuid,
+)
 from tenants.models import Project
 
 

@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
+from memories.memory_scope import SCOPE_FIELDS, Scope
 from memories.models import (
     PERMANENT_IMPORTANCE,
     HistoryEvent,
@@ -22,12 +23,9 @@ from memories.models import (
     infer_ttl_tier,
 )
 from memories.services.content import (
-    SCOPE_FIELDS,
-    Scope,
     check_memory_type,
     check_metadata,
     check_tags,
-    check_unit_interval,
     clean_content,
     clean_context,
     content_hash,
@@ -36,30 +34,27 @@ from memories.services.embedding import embed_or_none
 from memories.services.layers import check_layer, layer_on_write
 from memories.services.summaries import summaries_enqueue, summary_cleared
 from memories.services.utility import utility_enqueue
-from memoryplatform.events import EventScope, EventType, emit_many
+from memories.services.write_kernel import (
+    EDITABLE_FIELDS,
+    emit_memory_event,
+    emit_memory_events,
+    history_entry,
+    snapshot,
+)
 from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, parse_uuid
+from memoryplatform.lib.errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    check_unit_interval,
+    parse_uuid,
+)
 from memoryplatform.lib.hooks import run_hooks
 from memoryplatform.lib.tokens import count_tokens
 from tenants.models import Project
 
 DUPLICATE_CONSTRAINT = "memory_unique_live_content_per_scope"
 
-# Fields a caller may set on create and change on update (scope is fixed at creation).
-EDITABLE_FIELDS = (
-    "content",
-    "memory_type",
-    "tags",
-    "confidence",
-    "importance",
-    "source",
-    "context",
-    "metadata",
-    "pinned",
-    "expires_at",
-    "occurred_at",
-    "layer",
-)
 _CHECKS = {
     "content": clean_content,
     "context": clean_context,
@@ -107,58 +102,6 @@ def _clean(values: dict[str, Any]) -> dict[str, Any]:
     return {
         name: _CHECKS[name](value) if name in _CHECKS else value for name, value in values.items()
     }
-
-
-def _history(
-    memory: Memory,
-    event: str,
-    actor: Actor,
-    *,
-    old: dict[str, Any] | None = None,
-    new: dict[str, Any] | None = None,
-) -> MemoryHistory:
-    old, new = old or {}, new or {}
-    return MemoryHistory(
-        project_id=memory.project_id,
-        memory=memory,
-        event=event,
-        old_content=old.get("content"),
-        new_content=new.get("content"),
-        old_values=_jsonable(old),
-        new_values=_jsonable(new),
-        actor=str(actor),
-        user_id=memory.user_id,
-        agent_id=memory.agent_id,
-        run_id=memory.run_id,
-    )
-
-
-def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
-    return {
-        key: value.isoformat() if isinstance(value, datetime) else value
-        for key, value in values.items()
-    }
-
-
-def _emit(project: Project, memory: Memory, type: EventType, **data: Any) -> None:
-    _emit_many(project, [(memory, type, data)])
-
-
-def _emit_many(project: Project, events: list[tuple[Memory, EventType, dict[str, Any]]]) -> None:
-    """The events of a set-wise write, in order, in one batch (memoryplatform.events)."""
-    emit_many(
-        project_id=project.pk,
-        project_slug=project.slug,
-        events=[
-            (type, {"id": str(memory.pk), **data}, _event_scope(memory))
-            for memory, type, data in events
-        ],
-    )
-
-
-def _event_scope(memory: Memory) -> EventScope:
-    """Whose memory it is, so a live-feed client can subscribe to one user, agent or run."""
-    return {name: value for name in SCOPE_FIELDS if (value := getattr(memory, name))}  # type: ignore[misc]
 
 
 def find_live_duplicate(*, project: Project, digest: str, scope: Scope) -> Memory | None:
@@ -224,8 +167,8 @@ def _insert(memory: Memory, actor: Actor) -> CreateResult:
         if winner is None:  # the winner was deleted meanwhile: nothing sensible to return
             raise Conflict("a concurrent write changed this memory; retry") from exc
         return CreateResult(winner, created=False)
-    _history(memory, HistoryEvent.ADD, actor, new=_snapshot(memory)).save()
-    _emit(
+    history_entry(memory, HistoryEvent.ADD, actor, new=snapshot(memory)).save()
+    emit_memory_event(
         memory.project,
         memory,
         "memory_created",
@@ -233,10 +176,6 @@ def _insert(memory: Memory, actor: Actor) -> CreateResult:
         memory_type=memory.memory_type,
     )
     return CreateResult(memory, created=True)
-
-
-def _snapshot(memory: Memory, names: tuple[str, ...] = EDITABLE_FIELDS) -> dict[str, Any]:
-    return {name: getattr(memory, name) for name in names}
 
 
 @transaction.atomic
@@ -313,7 +252,7 @@ def memory_update(
     changed = {name: value for name, value in values.items() if getattr(memory, name) != value}
     if not changed:
         return memory
-    old = _snapshot(memory, tuple(changed))
+    old = snapshot(memory, tuple(changed))
     for name, value in changed.items():
         setattr(memory, name, value)
     if "content" in changed:
@@ -335,8 +274,10 @@ def memory_update(
             "another memory in this scope already has this content",
             fields={"content": ["duplicate of an existing memory"]},
         ) from exc
-    _history(memory, HistoryEvent.UPDATE, actor, old=old, new=changed).save()
-    _emit(project, memory, "memory_updated", changes=sorted(changed), version=memory.version)
+    history_entry(memory, HistoryEvent.UPDATE, actor, old=old, new=changed).save()
+    emit_memory_event(
+        project, memory, "memory_updated", changes=sorted(changed), version=memory.version
+    )
     if "content" in changed:  # new facts may add or close relations in the graph
         run_hooks("memories_stored", project=project, stored=[(memory, True, [])])
         _check_not_doomed()
@@ -357,10 +298,12 @@ def _soft_delete(project: Project, memories: list[Memory], actor: Actor, reason:
     Memory.objects.filter(pk__in=ids).update(deleted_at=now, updated_at=now)
     note = {"reason": reason} if reason else {}
     MemoryHistory.objects.bulk_create(
-        _history(memory, HistoryEvent.DELETE, actor, old={"content": memory.content}, new=note)
+        history_entry(memory, HistoryEvent.DELETE, actor, old={"content": memory.content}, new=note)
         for memory in memories
     )
-    _emit_many(project, [(memory, "memory_deleted", {}) for memory in memories])  # one batch
+    emit_memory_events(
+        project, [(memory, "memory_deleted", {}) for memory in memories]
+    )  # one batch
     return len(ids)
 
 
@@ -404,8 +347,8 @@ def memory_restore(*, project: Project, memory_id: UUID | str, actor: Actor) -> 
             memory.save(update_fields=["deleted_at", "updated_at"])
     except IntegrityError as exc:
         raise Conflict("a live memory with the same content exists in this scope") from exc
-    _history(memory, HistoryEvent.RESTORE, actor, new={"content": memory.content}).save()
-    _emit(project, memory, "memory_restored")
+    history_entry(memory, HistoryEvent.RESTORE, actor, new={"content": memory.content}).save()
+    emit_memory_event(project, memory, "memory_restored")
     return memory
 
 

@@ -1,7 +1,7 @@
 """A project's own instructions for fact extraction and the update decision, versioned.
 
 They are appended to our prompts, after the security rule, never replacing them (see
-memories.services.extraction.llm); entry points allow them to admin-scope keys only, since
+memories.services.fact_extraction.llm); entry points allow them to admin-scope keys only, since
 they steer what the model stores. Each change is a new version; a rollback copies an old
 version's text into a new one."""
 
@@ -17,7 +17,7 @@ from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, check_choice
 from tenants.models import Project
 
-MAX_PROMPT_CHARS = 4000  # as a request's own `prompt` (memories.services.extraction.pipeline)
+MAX_PROMPT_CHARS = 4000  # as a request's own `prompt` (memories.services.fact_extraction.pipeline)
 
 
 def check_prompt_text(value: Any) -> str:

@@ -31,8 +31,8 @@ from django.utils import timezone
 
 from memories.models import Memory
 from memoryplatform.lib.deferred import DeferredWrites
+from memoryplatform.lib.project_scope import all_projects
 from memoryplatform.lib.result_cache import quiet_writes
-from memoryplatform.lib.rls import all_projects
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

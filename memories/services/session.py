@@ -8,11 +8,12 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Case, Q, QuerySet, When
 
+from memories.memory_scope import Scope
 from memories.models import Episode, Memory, MemoryLayer, MemoryType, default_importance
 from memories.selectors.episodes import episode_open_for_run
 from memories.selectors.search_types import summary_fits
 from memories.services.bulk import memories_create_bulk
-from memories.services.content import Scope, check_metadata
+from memories.services.content import check_metadata
 from memories.services.layers import SessionCloseReport, check_promote, session_close
 from memories.services.memories import MemoryInput
 from memoryplatform.lib.actor import Actor

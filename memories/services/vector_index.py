@@ -9,9 +9,8 @@ each deferred write, the hourly schedule, `manage.py index_vectors`) share the w
 
 The graph's health. HNSW graphs wear: a merged, deleted or re-embedded memory leaves a dead
 element that VACUUM unlinks and repairs around, and after enough of that, parts of the graph
-are poorly reachable. On a fresh store of 105k live memories, after consolidation had merged
-36k away and re-embedded ~25k survivors, recall@10 against exact search read 0.82-0.87 (another
-build of the same store: 0.97), and 0.997 after a rebuild of 25 s (docs/search.md). No cheap
+are poorly reachable: consolidation can take a graph's recall well below what a rebuild gives
+(docs/search.md, "Graph health"; docs/benchmarks.md, "Design decisions"). No cheap
 probe saw it: the graph's own memories as queries read 1.000 on both graphs. So the wear is
 counted instead: the row versions the table lost to updates that were not HOT and to deletes
 since the graph was built (PostgreSQL's statistics; the count at the build is kept in the
@@ -21,9 +20,8 @@ MEMORY_HNSW_REBUILD_CHURN (0.25) of the rows in it; the hourly job and
 
 A rebuild also rebuilds the graph's companion, the covering index of users' vectors
 (USER_VECTORS), which the same row versions wear another way: each non-HOT update adds a
-1.6 KB entry that VACUUM later removes without giving the pages back. On the 100k store
-above it had grown to 697 MB for 260 MB of live entries, and PostgreSQL then preferred reading
-a user's table rows to scanning it (a user's semantic ranking 5.9 ms, 1.9 ms once reindexed).
+1.6 KB entry that VACUUM later removes without giving the pages back, until PostgreSQL prefers
+reading a user's table rows to scanning it (docs/benchmarks.md, "Design decisions").
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Row-level security in PostgreSQL: the runtime role, the tenant tables' policies, and the
-session settings that carry the calling code's scope (memoryplatform/lib/rls.py).
+session settings that carry the calling code's scope (memoryplatform/lib/project_scope.py).
 
 - **The runtime role** (`memory_app`, MEMORY_DB_APP_ROLE): NOLOGIN, NOSUPERUSER, NOBYPASSRLS,
   owning nothing, with DML on every table and sequence. Runtime connections log in as the
@@ -32,7 +32,7 @@ import psycopg
 from django.db.backends.base.base import BaseDatabaseWrapper
 from psycopg.pq import TransactionStatus
 
-from memoryplatform.lib.rls import ALL_PROJECTS, Scope
+from memoryplatform.lib.project_scope import ALL_PROJECTS, Scope
 
 logger = logging.getLogger("memoryplatform.rls")
 
@@ -270,7 +270,7 @@ def owner_connection(using: str, reason: str) -> Iterator[None]:
     forced policies hold too). Inside a transaction the connection is kept as it is."""
     from django.db import connections
 
-    from memoryplatform.lib.rls import all_projects
+    from memoryplatform.lib.project_scope import all_projects
 
     connection = connections[using]
     switch = connection.settings_dict.get("APP_ROLE") and not (

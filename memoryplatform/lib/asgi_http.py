@@ -3,8 +3,8 @@
 Django's `ASGIHandler` runs a sync view like this: a new thread for every request (its
 `ThreadSensitiveContext`, started and joined per request), a hop to a thread for the
 `request_started` receivers, one for the view, one for `response.close()`, and a second task
-listening for a disconnect. On two cores that costs ~1.5 ms a request more than the same view
-under WSGI (an empty search: 4.9 ms through ASGI against 3.4 ms, in process).
+listening for a disconnect. On two cores that makes an empty search through ASGI about half
+as slow again as the same view under WSGI.
 
 `ThreadedHTTPHandler` serves sync views the way a threaded WSGI server does: the body is read
 in the event loop, then a single hop to one of `threads` long-lived threads runs the whole

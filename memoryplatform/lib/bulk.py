@@ -24,7 +24,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import connections, models, transaction
 from django.db.models import JSONField
 
-from memoryplatform.lib.rls import current_scope
+from memoryplatform.lib.project_scope import current_scope
 from memoryplatform.lib.vectors import vector_literal
 
 

@@ -5,7 +5,7 @@ connection of its own (from the pool under ASGI, or a persistent one), so two st
 on two PostgreSQL backends at once: hybrid search runs its semantic statement while the
 caller runs the keyword one. The connection is handed back (or kept within CONN_MAX_AGE)
 when the work ends, as Django does at the end of a request. The work runs in the caller's
-row-level security scope (memoryplatform/lib/rls.py): it sees the caller's project only.
+row-level security scope (memoryplatform/lib/project_scope.py): it sees the caller's project only.
 
 Another connection cannot see the caller's uncommitted writes, so inside a transaction
 (`atomic`, a test's rollback-wrapped database) the work runs inline, in the caller's thread
@@ -39,7 +39,7 @@ from typing import TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, close_old_connections, connections
 
-from memoryplatform.lib.rls import carrying_scope
+from memoryplatform.lib.project_scope import carrying_scope
 
 T = TypeVar("T")
 WORKERS = 4  # concurrent requests each borrow one while their own statement runs

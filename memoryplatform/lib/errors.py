@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
 
@@ -60,6 +61,16 @@ def check_choice(field: str, value: object, allowed: list[str]) -> str:
 
 
 MAX_ITEMS = 1000  # items of one list in one call: bulk writes, graph batches, deletes by name
+
+
+def check_unit_interval(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInput(f"{name} must be a number", fields={name: ["must be a number"]})
+    if not 0.0 <= float(value) <= 1.0:
+        raise InvalidInput(
+            f"{name} must be within [0, 1]", fields={name: ["must be within [0, 1]"]}
+        )
+    return float(value)
 
 
 def check_count(field: str, items: object, maximum: int = MAX_ITEMS) -> None:

@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 
 from django.core.signals import setting_changed
 
-from memoryplatform.lib.rls import ALL_PROJECTS, Scope
+from memoryplatform.lib.project_scope import ALL_PROJECTS, Scope
 
 logger = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ from memories.services.embedding_space import (
     store_embedder,
 )
 from memoryplatform.lib.bulk import update_rows
-from memoryplatform.lib.rls import project_scope
+from memoryplatform.lib.project_scope import project_scope
 from memoryplatform.metrics import maintenance_items
 from tenants.models import Project
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memoryplatform.lib.db_outage import survives_db_outage
-from memoryplatform.lib.rls import all_projects
+from memoryplatform.lib.project_scope import all_projects
 
 
 @survives_db_outage

@@ -388,7 +388,7 @@ def backup_restore(*, folder: Path, force: bool = False, using: str = "default")
 def _put_originals(folder: Path, manifest: dict[str, Any], using: str) -> int:
     """The backed-up document files back into the configured storage, under their names."""
     from documents.services.originals import original_file_put
-    from memoryplatform.lib.rls import all_projects
+    from memoryplatform.lib.project_scope import all_projects
 
     originals = manifest.get("originals") or {"folder": ORIGINALS, "files": []}
     with all_projects("restore: document originals"):

@@ -18,7 +18,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories.services.embedding_space import recorded_space
-from memoryplatform.lib.rls import project_scope
+from memoryplatform.lib.project_scope import project_scope
 from memoryplatform.portability.rows import dump, exported_columns
 from memoryplatform.portability.sections import SECTIONS, Section
 from tenants.models import Project

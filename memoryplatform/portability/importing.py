@@ -34,7 +34,7 @@ from memories.services.embedding_space import Space, configured_space, recorded_
 from memories.services.vector_index import index_pending_vectors
 from memoryplatform.lib.bulk import insert_rows
 from memoryplatform.lib.errors import InvalidInput
-from memoryplatform.lib.rls import all_projects, project_scope
+from memoryplatform.lib.project_scope import all_projects, project_scope
 from memoryplatform.portability.exporting import FORMAT, VERSION, open_text
 from memoryplatform.portability.rows import RowError, key_of, load
 from memoryplatform.portability.sections import BY_NAME, SECTIONS, Section

@@ -17,7 +17,7 @@ from django.utils import timezone
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.db_outage import is_db_outage, survives_db_outage
 from memoryplatform.lib.errors import NotFound
-from memoryplatform.lib.rls import all_projects, project_scope
+from memoryplatform.lib.project_scope import all_projects, project_scope
 from memoryplatform.portability.exporting import project_export
 from memoryplatform.portability.models import ExportJob, ExportStatus
 from tenants.models import Project

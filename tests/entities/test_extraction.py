@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from entities.models import Entity, EntityMemory, Relation
-from entities.services.extraction import extract_offline
+from entities.services.graph_extraction import extract_offline
 from tests.fakes.openai_server import tool_calls
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from entities.models import Entity, Relation
-from entities.services.extraction import extract_offline
+from entities.services.graph_extraction import extract_offline
 from tests.fakes.openai_server import tool_calls
 
 

@@ -3,7 +3,7 @@
 - The filter language (memories/selectors/filter_language.py): any JSON value either
   translates to a query that PostgreSQL runs, or is refused with InvalidInput naming a path
   under `filters`; never another exception. Expressions generated from the grammar translate.
-- The messages of `add` (memories/services/extraction/messages.py): any JSON value is
+- The messages of `add` (memories/services/fact_extraction/messages.py): any JSON value is
   either a conversation or InvalidInput naming `messages`; strings and {role, content} lists
   parse to the same text, in order. Through the API, a `messages` of any shape (a string, a
   single {role, content} object, a list) is a 200 or a 400 naming the field, never a 5xx.
@@ -30,7 +30,7 @@ from memories.selectors.filter_language import (
     OPERATORS,
     filter_expression_q,
 )
-from memories.services.extraction.messages import (
+from memories.services.fact_extraction.messages import (
     MAX_MESSAGES,
     ROLES,
     conversation_text,

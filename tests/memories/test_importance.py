@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from memories.memory_scope import Scope
 from memories.models import TYPE_IMPORTANCE, Memory
-from memories.services.content import Scope
-from memories.services.extraction import memories_add
+from memories.services.fact_extraction import memories_add
 from memoryplatform.lib.actor import command
 from tests.mcpserver.conftest import in_process, structured
 

@@ -139,7 +139,7 @@ def test_a_project_can_switch_off_one_new_pattern(alice):
 
 
 def test_what_masking_left_is_not_extracted_as_an_entity():
-    from entities.services.extraction import extract_offline
+    from entities.services.graph_extraction import extract_offline
 
     extraction = extract_offline("User wrote to [REDACTED_EMAIL] about Django")
     assert {entity.name for entity in extraction.entities} == {"Django"}

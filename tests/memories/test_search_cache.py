@@ -136,7 +136,7 @@ def test_a_write_committed_by_another_process_is_seen_by_the_next_search(alice, 
     remember("The deploy script lives in ops/deploy.sh")
     assert len(_search(alice, "deploy script")) == 1
     script = (
-        "from memoryplatform.lib.rls import project_scope\n"
+        "from memoryplatform.lib.project_scope import project_scope\n"
         "from memoryplatform.lib.actor import Actor\n"
         "from memories.services.memories import MemoryInput, memory_create\n"
         "from tenants.models import Project\n"

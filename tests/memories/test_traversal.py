@@ -7,7 +7,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from memories.models import MemoryLink
-from memories.selectors.traversal import memory_traverse
+from memories.selectors.link_traversal import memory_traverse
 
 
 def link(tenant, source, target, link_type="relates_to", strength=1.0):
@@ -65,7 +65,7 @@ def test_depth_first_visits_siblings_after_the_deep_branch(alice, tree):
 
 
 def test_a_spent_time_budget_returns_what_was_reached_marked_truncated(alice, tree, monkeypatch):
-    import memories.selectors.traversal as traversal
+    import memories.selectors.link_traversal as traversal
 
     clock = iter(range(0, 10_000, 10))  # each reading is 10 s later
     monkeypatch.setattr(traversal.time, "monotonic", lambda: next(clock))

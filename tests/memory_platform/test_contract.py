@@ -9,8 +9,8 @@ import hashlib
 
 import pytest
 
-from memories.services.content import SCOPE_RULE
-from memories.services.extraction.llm import EXTRACTION_FORMAT, FACT_EXTRACTION_TASK
+from memories.memory_scope import SCOPE_RULE
+from memories.services.fact_extraction.llm import EXTRACTION_FORMAT, FACT_EXTRACTION_TASK
 from memory_platform import ConfigurationError, Memory, errors
 from memory_platform.config import plan_of
 from memoryplatform.llm import DATA_RULE

@@ -44,7 +44,7 @@ SERVER = textwrap.dedent(
     os.environ["DJANGO_SETTINGS_MODULE"] = "memoryplatform.settings"
     django.setup()
     from rest_framework.test import APIClient
-    from memoryplatform.lib.rls import all_projects
+    from memoryplatform.lib.project_scope import all_projects
     from tenants.models import Project
     from tenants.services import api_key_create
     with all_projects("test: a key for the library's project"):

@@ -22,7 +22,7 @@ from memories.services.memories import MemoryInput, memory_create
 from memoryplatform.lib.actor import command
 from memoryplatform.lib.asgi_http import ThreadedHTTPHandler
 from memoryplatform.lib.db_threads import close_connections, executor_with_connections
-from memoryplatform.lib.rls import carrying_scope
+from memoryplatform.lib.project_scope import carrying_scope
 from tests.conftest import make_tenant
 from tests.mcpserver.conftest import live_server_mcp  # noqa: F401 (fixture)
 

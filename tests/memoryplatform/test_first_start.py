@@ -346,7 +346,7 @@ def probe() -> None:
     from django.db import connection
 
     from memoryplatform.asgi import application
-    from memoryplatform.lib.rls import all_projects
+    from memoryplatform.lib.project_scope import all_projects
     from tenants.services import api_key_create, project_create
 
     with all_projects("first-start probe"):

@@ -21,7 +21,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memoryplatform.lib.db_outage import MARKER, is_db_outage, survives_db_outage
-from memoryplatform.lib.rls import all_projects
+from memoryplatform.lib.project_scope import all_projects
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the worker closes connections
 

@@ -263,7 +263,7 @@ def probe() -> None:
     from rest_framework.test import APIClient
 
     from memoryplatform.health import readiness
-    from memoryplatform.lib.rls import all_projects
+    from memoryplatform.lib.project_scope import all_projects
     from tenants.services import api_key_create, project_create
 
     replica_params = connections["replica_0"].get_connection_params()

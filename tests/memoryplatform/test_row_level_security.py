@@ -1,5 +1,5 @@
 """Row-level security: PostgreSQL itself keeps each project's rows to the project, whatever
-query the code sends (memoryplatform/db/rls.py, memoryplatform/lib/rls.py)."""
+query the code sends (memoryplatform/db/rls.py, memoryplatform/lib/project_scope.py)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from memories import tasks
 from memories.models import Memory
 from memoryplatform.db import rls as db_rls
 from memoryplatform.lib.db_threads import beside
-from memoryplatform.lib.rls import (
+from memoryplatform.lib.project_scope import (
     ALL_PROJECTS,
     all_projects,
     current_scope,

@@ -25,12 +25,12 @@ from compat.mem0.filters import (
 from compat.mem0.oss import store_each_message
 from compat.mem0.representations import add_event_body, history_body, memory_body
 from compat.mem0.views.base import Mem0View
+from memories.memory_scope import Scope
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memory_history, memory_list
 from memories.selectors.search_types import SearchQuery
-from memories.services.content import Scope
-from memories.services.extraction import memories_add
-from memories.services.extraction.llm import FACT_EXTRACTION_TASK
+from memories.services.fact_extraction import memories_add
+from memories.services.fact_extraction.llm import FACT_EXTRACTION_TASK
 from memories.services.memories import memories_delete, memory_delete, memory_update
 from memories.services.reading import memories_recall, memory_read
 from memoryplatform.lib.errors import InvalidInput, ServiceError

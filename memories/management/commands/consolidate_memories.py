@@ -17,7 +17,7 @@ from memories.management.commands._maintenance import (
 )
 from memories.services.consolidation import memories_consolidate
 from memoryplatform.lib.actor import command
-from memoryplatform.lib.rls import across_projects
+from memoryplatform.lib.project_scope import across_projects
 
 
 def _since(value: str) -> datetime | str:

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memories.services.keyword_index import keyword_indexes_maintain
 from memoryplatform.lib.errors import InvalidInput
-from memoryplatform.lib.rls import across_projects
+from memoryplatform.lib.project_scope import across_projects
 
 
 class Command(BaseCommand):

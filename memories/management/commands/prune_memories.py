@@ -13,7 +13,7 @@ from memories.management.commands._maintenance import (
 )
 from memories.services.lifecycle import memories_prune
 from memoryplatform.lib.actor import command
-from memoryplatform.lib.rls import across_projects
+from memoryplatform.lib.project_scope import across_projects
 
 
 class Command(BaseCommand):

@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from memories.models import Memory
 from memories.selectors.search_types import SearchHit, SearchQuery
-from memories.services.content import check_unit_interval
+from memoryplatform.lib.errors import check_unit_interval
 from tenants.models import Project
 
 MONTHS = {

@@ -34,16 +34,37 @@ from tenants.models import Project
 
 logger = logging.getLogger(__name__)
 
-MODES: dict[str, str] = {
+Mode = Callable[..., list[SearchHit]]
+Boost = Callable[..., dict[Any, float]]
+
+# The modes by name and the hybrid boosts. This app's own are import strings, imported on
+# first use (they import this module); the apps above add theirs with `register_mode` and
+# `register_boost` in their AppConfig.ready() (the knowledge graph: `graph`, `graph_boost`).
+MODES: dict[str, str | Mode] = {
     "keyword": "memories.selectors.search.keyword.keyword_search",
     "semantic": "memories.selectors.search.semantic.semantic_search",
     "hybrid": "memories.selectors.search.hybrid.hybrid_search",
-    "graph": "entities.selectors.search.graph_search",
 }
-HYBRID_BOOSTS: list[str] = [
+HYBRID_BOOSTS: list[str | Boost] = [
     "memories.selectors.search.dates.date_boost",
-    "entities.selectors.search.graph_boost",
+    "memories.selectors.layers.session_boost",  # the caller's run's recent short-term memories
 ]
+
+
+def register_mode(name: str, mode: Mode) -> None:
+    """Offer `mode=name`: `mode(*, project, query)` returns its hits (see the package doc)."""
+    MODES[name] = mode
+
+
+def register_boost(boost: Boost) -> None:
+    """Add `boost` to hybrid search's boosts (see the package doc), once."""
+    if boost not in HYBRID_BOOSTS:
+        HYBRID_BOOSTS.append(boost)
+
+
+def _loaded(target: str | Callable[..., Any]) -> Any:
+    return import_string(target) if isinstance(target, str) else target
+
 
 # What ranking reads of a candidate (plus effective_confidence): modes load candidates as
 # `Candidate`s of these columns and the dispatcher loads whole rows for the returned page alone.
@@ -78,8 +99,6 @@ def _candidate_positions() -> tuple[int, ...]:
 MAX_QUERY_LENGTH = 2000
 MAX_OFFSET = 1000  # deep pages would need ever larger candidate pools; refuse them plainly
 
-Mode = Callable[..., list[SearchHit]]
-
 
 @dataclass(frozen=True)
 class SearchResult:
@@ -102,13 +121,10 @@ def search_queryset(*, project: Project, query: SearchQuery) -> QuerySet[Memory]
 
     A project holding at most SMALL_PROJECT_SHARE of the table is named in the form the
     keyword index can use (`MemoryQuerySet.for_project`), and the planner then uses the
-    project's entries where they are short. Beside a project of 800k (keyword searches,
-    p50 / p95 ms): a project of 2,000 went from 9.1-9.3 / 13.9-14.1 to 6.0-6.1 / 6.7-6.9, one
-    of 80,000 from 12.1 / 36-38 to 6.8-6.9 / 8.3-8.6, one of 250,000 (19% of the table) from
-    23.1-23.4 / 94-95 to 8.6 / 12.0-12.1. For the 800k project itself (75-80% of the table)
-    the same form was slower: 15.2-16.0 / 25.8-28.2 against 11.0-11.7 / 20.4-26.9, and a
-    user's searches 8.9 / 10.5-11.3 against 6.3-6.5 / 7.6-7.8. The crossover lies between;
-    half the table errs towards the form whose misses cost less."""
+    project's entries where they are short: a smaller tenant's keyword search beside a large
+    one gets several times faster at p95. For a project holding most of the table the same
+    form is slower. The crossover lies between; half the table errs towards the form whose
+    misses cost less (docs/benchmarks.md, "Keyword statements")."""
     small = project_share(project=project) <= SMALL_PROJECT_SHARE
     # the agent namespace travels in the filters (memory_search puts it there): this may
     # run on a second thread
@@ -127,7 +143,7 @@ class SearchBase:
     plan is the one a subquery of only its own columns gets (the GIN or HNSW scan with the
     filters). Compiling the queryset once instead of once per statement (four in a hybrid
     search: the keyword branches, the keyword rows, the vectors in the graph and the pending
-    ones) saves Django's compiler ~1 ms a statement (docs/benchmarks.md)."""
+    ones) saves Django's compiler most of a search's Python time."""
 
     sql: str
     params: tuple[Any, ...]
@@ -176,7 +192,7 @@ _bases_lock = threading.Lock()
 def compiled_search_base(*, project: Project, query: SearchQuery) -> SearchBase:
     """`search_base(search_queryset(...))`, remembered per project and filter set: agents
     search again and again within the same scope (a user, a run), and building the filtered
-    queryset and compiling it cost ~1 ms of a search's Python. Filters naming
+    queryset and compiling it is most of a search's Python time. Filters naming
     entities by name are compiled every time: the names resolve to entity ids that change
     as the graph grows."""
     build = functools.partial(search_queryset, project=project, query=query)
@@ -222,7 +238,7 @@ def candidate_count(query: SearchQuery) -> int:
 
 @timed_search
 def memory_search(*, project: Project, query: SearchQuery) -> SearchResult:
-    _validate(query)
+    validate_query(query)
     query = without_own_name(in_namespace(query))
     mode = _resolve(query.mode)
     hits = _rank_by_confidence(mode(project=project, query=query))
@@ -267,7 +283,7 @@ def _own_name_pattern(user: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(user)}(?:'s|s')?(?!\w)", re.IGNORECASE)
 
 
-def _validate(query: SearchQuery) -> None:
+def validate_query(query: SearchQuery) -> None:
     errors: dict[str, list[str]] = {}
     if not isinstance(query.text, str) or not query.text.strip():
         errors["query"] = ["must be a non-empty string"]
@@ -290,19 +306,19 @@ def _validate(query: SearchQuery) -> None:
 
 def _resolve(name: str) -> Mode:
     try:
-        return import_string(MODES[name])
+        return _loaded(MODES[name])
     except ImportError as exc:
         message = f"{name} search is unavailable on this server"
         raise InvalidInput(message, fields={"mode": [message]}) from exc
 
 
-def resolve_boosts() -> list[Callable[..., dict[Any, float]]]:
+def resolve_boosts() -> list[Boost]:
     boosts = []
-    for path in HYBRID_BOOSTS:
+    for boost in HYBRID_BOOSTS:
         try:
-            boosts.append(import_string(path))
+            boosts.append(_loaded(boost))
         except ImportError:
-            logger.debug("hybrid boost %s is not installed", path)
+            logger.debug("hybrid boost %s is not installed", boost)
     return boosts
 
 

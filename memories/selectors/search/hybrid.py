@@ -41,9 +41,8 @@ from memories.selectors.search.neighbours import add_neighbours
 from memories.selectors.search.semantic import min_similarity_of, semantic_ranked_for
 from memories.selectors.search.summaries import with_summaries
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
-from memories.services.content import check_unit_interval
 from memoryplatform.lib.db_threads import beside
-from memoryplatform.lib.errors import InvalidInput, ProviderError
+from memoryplatform.lib.errors import InvalidInput, ProviderError, check_unit_interval
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

@@ -216,16 +216,14 @@ def _sample_budget(terms: list[str], cap: int, base: SearchBase, share: float) -
     scanning the keyword index, or None to scan the index.
 
     A GIN index has bitmap scans only: a branch reads every posting of its terms before its
-    LIMIT applies. For a term in a large share of a large project that is most of the work:
-    at a million memories, "dinner" (83,130 of them) took 12.2 ms to read from the index,
-    where the newest memories along the (project, created_at) index held 100 of them within
-    1,181 rows read in 1.6 ms. A row read that way costs about SAMPLE_COST postings, so a
-    branch samples when its expected read, cap × N / matches, costs less than the matches'
-    postings (matches > ~30,000 at N = 1M, > ~9,500 at 100k). It reads at most SAMPLE_SPAN
-    times that; when the newest rows hold fewer than SAMPLE_ENOUGH × cap matches (the
-    statistics were wrong, or the terms seldom meet in one memory), the branch scans the index
-    after all. ("what does Kofi prefer": the newest 6,013 memories held 43 with both words,
-    which stand; the index's 8,399 would have cost 3.7 ms more.)
+    LIMIT applies. For a term in a large share of a large project that is most of the work,
+    where the newest memories along the (project, created_at) index hold `cap` of its
+    matches within a few thousand rows. A row read that way costs about SAMPLE_COST postings,
+    so a branch samples when its expected read, cap × N / matches, costs less than the
+    matches' postings (matches > ~30,000 at N = 1M, > ~9,500 at 100k). It reads at most
+    SAMPLE_SPAN times that; when the newest rows hold fewer than SAMPLE_ENOUGH × cap matches
+    (the statistics were wrong, or the terms seldom meet in one memory), the branch scans the
+    index after all. The figures: docs/benchmarks.md, "Design decisions".
     Only for a search of a large project's live memories without filters (the index's own
     project and scope entries serve the rest), and for the terms of a branch: its matches
     are at most those of its rarest term."""
@@ -248,11 +246,9 @@ def _fetch_without_sequential_scans(using: str, sql: str, params: list[Any]) -> 
     """The rows of `sql`, planned without sequential scans of the table. A term branch is
     `... @@ term LIMIT cap`; the planner estimates a term's matches from the whole table's
     statistics, soft-deleted memories included, and when most of them are deleted a
-    sequential scan "stopping after cap matches" reads far more than it expects: on a store
-    where consolidation had merged 73% of the memories holding "dinner", that branch read
-    27,085 rows (35.7 ms) where the GIN index or the project index take 3.3 ms. Keyword
-    search at 105k memories: p99 37-39 -> 18-20 ms, p50 unchanged (docs/benchmarks.md).
-    One round trip outside a transaction (`fetch_with_settings`)."""
+    sequential scan "stopping after cap matches" reads far more than it expects once
+    consolidation has merged most of a term's memories away (docs/benchmarks.md, "Keyword
+    statements"). One round trip outside a transaction (`fetch_with_settings`)."""
     return fetch_with_settings(using, sql, params, {"enable_seqscan": "off"})
 
 
@@ -260,11 +256,11 @@ def _skipped_terms(lexemes: list[str], cap: int, using: str, share: float = 1.0)
     """The terms whose own branch is not run: those the project (`share` of the table) is
     expected to hold more than COMMON_TERM_FACTOR × cap times (PostgreSQL's statistics of the
     whole table × share; a GIN scan builds and sorts a bitmap of every match before the
-    branch's LIMIT applies, ~2 ms for 13k matches, and the branch would read under 5% of them
-    anyway). The least common of them keeps its branch (the rarer terms may match nothing),
-    the others' memories still come in through it, the other branches and the all-terms one.
-    A small tenant's terms are seldom common in it, whatever a large tenant holds: its
-    branches, which read its own entries of the index, all run and its scores are exact."""
+    branch's LIMIT applies, and the branch would read under 5% of them anyway). The least common
+    of them keeps its branch (the rarer terms may match nothing), the others' memories still
+    come in through it, the other branches and the all-terms one. A small tenant's terms are
+    seldom common in it, whatever a large tenant holds: its branches, which read its own entries
+    of the index, all run and its scores are exact."""
     if len(lexemes) < 2:
         return set()
     rows = {lexeme: count * share for lexeme, count in _term_rows(using).items()}

@@ -69,13 +69,12 @@ def semantic_ranked(
     """(memory, cosine similarity) for the `limit` nearest, most similar first, each memory
     loaded with the candidate fields (and effective_confidence when the queryset has it).
 
-    The statement is written around the filtered queryset's SQL (PostgreSQL pulls the
-    subquery up, so the ORDER BY on the distance is the HNSW index scan with the filters):
-    building it with the ORM (`annotate(distance=CosineDistance(...))`) and loading model
-    instances through the queryset cost ~4 ms of Python a search at 100k memories, about as
-    much as the index scan itself. `user_scoped` (the filters name a user_id) ranks on the
-    ids and vectors alone, which the (project, user_id) covering index holds, and loads the
-    winners by key afterwards (see `_ranked_statement`)."""
+    The statement is written around the filtered queryset's SQL (PostgreSQL pulls the subquery
+    up, so the ORDER BY on the distance is the HNSW index scan with the filters): building it
+    with the ORM (`annotate(distance=CosineDistance(...))`) and loading model instances through
+    the queryset cost about as much Python as the index scan takes. `user_scoped` (the filters
+    name a user_id) ranks on the ids and vectors alone, which the (project, user_id) covering
+    index holds, and loads the winners by key afterwards (see `_ranked_statement`)."""
     base = search_base(queryset)
     fields = list(candidate_columns())
     sql, params = _ranked_statement(base, vector_literal(vector), limit, user_scoped)
@@ -110,13 +109,12 @@ def _ranked_statement(
     rows, from an index-only scan of the covering (project, user_id) index (no table page
     per memory); the outer level loads the `limit` winners by primary key. Scoped with plain
     filters (`SearchBase.plain_filters`), it runs without bitmap scans: the planner would
-    AND the user's entries with those of a condition common across the project (memory_types:
-    42,604 entries of the type index for a user's 2,130 at 100k memories), a bitmap that took
-    10.9 of the statement's 16.7 ms, where reading the user's rows by the (project, user_id)
-    index and checking the rest on them takes 5.6-7.3 ms. Tags, metadata and
+    AND the user's entries with those of a condition common across the project (memory_types),
+    a bitmap that costs more than reading the user's rows by the (project, user_id) index and
+    checking the rest on them (docs/benchmarks.md, "Design decisions"). Tags, metadata and
     entity conditions keep bitmap scans: a rare tag's GIN entries can be the best start.
     Unscoped, the
-    second level would only add ~0.7 ms of lookups and planning. Either way the ranking is
+    second level would only add lookups and planning. Either way the ranking is
     of the rows in the graph and of those whose vector is pending, apart, then together
     (memories.selectors.pending_vectors)."""
     base = search_base(queryset)

@@ -21,7 +21,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memories.selectors.search.dispatch import _validate, memory_search
+from memories.selectors.search.dispatch import memory_search, validate_query
 from memories.selectors.search_types import SearchHit, SearchQuery, summary_fits
 from memoryplatform.lib.errors import InvalidInput
 from memoryplatform.lib.hooks import hooks
@@ -88,7 +88,7 @@ def check_sources(names: list[str]) -> list[str]:
 def search_sources(*, project: Project, query: SearchQuery, sources: list[str]) -> SourcesResult:
     """The best hits of every named source, merged by score, paged, within the budget."""
     sources = check_sources(sources)
-    _validate(query)
+    validate_query(query)
     window = query.offset + query.limit
     if window > settings.MEMORY_MAX_PAGE_SIZE:
         message = f"offset + limit at most {settings.MEMORY_MAX_PAGE_SIZE} across sources"

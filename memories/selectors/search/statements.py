@@ -21,8 +21,7 @@ def fetch_with_settings(
     In autocommit (a request), the settings and the statement travel as one query string:
     PostgreSQL runs a multi-statement query as one implicit transaction, so `SET LOCAL`
     lasts for this statement only, in one round trip where a transaction around them took
-    four (BEGIN, the settings, the statement, COMMIT): through HTTP 0.3-0.9 ms less at p50
-    with PostgreSQL on the same 2-vCPU VM (docs/benchmarks.md), more where the
+    four (BEGIN, the settings, the statement, COMMIT), which counts the more where the
     database is across a network. Inside a transaction the settings hold for this statement,
     the previous values restored for the rest of the enclosing one."""
     settings = settings or {}

@@ -7,11 +7,12 @@ one to exit stops it.
 
 PostgreSQL's stock memory settings (128 MB of shared buffers) are for a machine it shares
 with everything else; a memory store's vector index and rows then come from the OS cache
-page by page (at 100k memories: semantic search 8.0 → 5.8 ms, a bulk write's neighbour
-check 2.4 → 1.2 s per 1,000 with 1 GB). The data directory's postgresql.conf includes
-`memory_platform.conf`, rewritten at every start from MEMORY_EMBEDDED_SHARED_BUFFERS
-(default: a quarter of the machine's memory, at least 128 MB and at most 1 GB); it takes
-effect when the server starts, so a server already running keeps its settings until then.
+page by page, which slows semantic search and a bulk write's neighbour checks measurably at
+100k memories (docs/benchmarks.md, "At a million", for the cache a large store wants). The
+data directory's postgresql.conf includes `memory_platform.conf`, rewritten at every start
+from MEMORY_EMBEDDED_SHARED_BUFFERS (default: a quarter of the machine's memory, at least
+128 MB and at most 1 GB); it takes effect when the server starts, so a server already
+running keeps its settings until then.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 pool per role of thread, and checking pooled connections without a round trip.
 
 Django registers its own `timestamptz` loader on every connection: psycopg's pure-Python
-loader with the time zone replaced after parsing (9.4 µs a value here, against 0.6 µs for
-psycopg's C loader). A search loads ~140 timestamps (its candidates' creation times and the
-page's rows), a page of 100 memories 400: 1.3-3.8 ms of Python a request, holding the GIL.
+loader with the time zone replaced after parsing, an order of magnitude slower than
+psycopg's C loader. A search loads ~140 timestamps (its candidates' creation times and the
+page's rows), a page of 100 memories 400: milliseconds of Python a request, holding the GIL.
 With Django's connection time zone UTC (USE_TZ, no database TIME_ZONE: what Memory Platform
 runs with) the C loader gives the same values, so it is used; any other setting keeps
 Django's loader.
@@ -32,7 +32,7 @@ holding a request thread and a backend; jobs and commands keep the server's defa
 Row-level security (memoryplatform/db/rls.py): with an APP_ROLE in the database settings
 (MEMORY_ROW_LEVEL_SECURITY), connections act as that role from their startup options, except
 the owner's (`migrate`, `flush`, creating and dropping test databases). Before a statement,
-the connection is given the calling code's scope (memoryplatform/lib/rls.py) if it differs
+the connection is given the calling code's scope (memoryplatform/lib/project_scope.py) if it differs
 from the one it last received: one `set_config` round trip when the scope changes (a request
 twice: the key lookup across projects, then its project), none otherwise. A rollback may undo
 a setting made inside the transaction, and a pooled connection may come from another thread,
@@ -74,8 +74,8 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memoryplatform.db import rls, router
 from memoryplatform.lib.db_threads import thread_role
+from memoryplatform.lib.project_scope import current_scope
 from memoryplatform.lib.result_cache import WriteTracker
-from memoryplatform.lib.rls import current_scope
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memoryplatform.lib.rls import all_projects
+from memoryplatform.lib.project_scope import all_projects
 from memoryplatform.portability.exporting import project_export
 from memoryplatform.portability.progress import SectionBars
 from tenants.models import Project

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memories.embeddings import EmbedderSpec, configured_spec
 from memoryplatform.lib.errors import ServiceError
-from memoryplatform.lib.rls import across_projects
+from memoryplatform.lib.project_scope import across_projects
 from memoryplatform.maintenance.embedding_switch import (
     SwitchReport,
     embeddings_switch,

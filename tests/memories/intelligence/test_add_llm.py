@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from memories.models import ContradictionReview, LinkType, Memory, MemoryLink
-from memories.services.extraction.llm import EXTRACTION_FORMAT, FACT_EXTRACTION_TASK
+from memories.services.fact_extraction.llm import EXTRACTION_FORMAT, FACT_EXTRACTION_TASK
 
 
 def _seed(remember, content: str) -> str:

@@ -12,10 +12,10 @@ import json
 import pytest
 
 from entities.models import Relation
-from entities.services.extraction import _llm_relations
+from entities.services.graph_extraction import _llm_relations
 from memories.models import ContradictionReview, Memory
 from memories.services.contradictions import judge
-from memories.services.extraction.llm import (
+from memories.services.fact_extraction.llm import (
     EXTRACTION_FORMAT,
     FACT_EXTRACTION_PROMPT,
     FACT_EXTRACTION_TASK,

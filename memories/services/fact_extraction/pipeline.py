@@ -33,9 +33,10 @@ from uuid import UUID
 from django.conf import settings
 from django.db import transaction
 
+from memories.memory_scope import Scope
 from memories.models import Memory, MemoryLayer
 from memories.selectors.similar import Neighbour, memories_similar_to
-from memories.services.content import Scope, check_metadata, content_hash
+from memories.services.content import check_metadata, content_hash
 from memories.services.contradictions import (
     Verdict,
     contradiction_cues,
@@ -44,14 +45,9 @@ from memories.services.contradictions import (
 )
 from memories.services.dedup import lock_scopes
 from memories.services.embedding import embed_or_none, prefetched_embeddings
-from memories.services.extraction.llm import Decision, decide_llm, extract_facts_llm
-from memories.services.extraction.messages import conversation_text, parse_messages
-from memories.services.extraction.offline import (
-    extract_facts_offline,
-    infer_memory_type,
-)
-from memories.services.extraction.retraction import ends_state
-from memories.services.extraction.slots import fact_slot, normalise
+from memories.services.fact_extraction.llm import Decision, decide_llm, extract_facts_llm
+from memories.services.fact_extraction.messages import conversation_text, parse_messages
+from memories.services.fact_extraction.retraction import ends_state
 from memories.services.memories import (
     MemoryInput,
     find_live_duplicate,
@@ -65,6 +61,11 @@ from memories.services.tuning import tuning
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, ProviderError
 from memoryplatform.lib.hooks import run_hooks
+from memoryplatform.lib.text.offline_facts import (
+    extract_facts_offline,
+    infer_memory_type,
+)
+from memoryplatform.lib.text.slots import fact_slot, normalise
 from memoryplatform.llm import ChatLLM, get_llm
 from tenants.models import Project
 

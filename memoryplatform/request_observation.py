@@ -8,7 +8,7 @@
   method and status class (memoryplatform/metrics.py).
 
 Sync and async capable, in whichever mode the chain runs, with no thread hop (see
-memoryplatform/lib/middleware.py for why that matters under ASGI).
+memoryplatform/lib/inline_middleware.py for why that matters under ASGI).
 """
 
 from __future__ import annotations

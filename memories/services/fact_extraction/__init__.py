@@ -6,8 +6,8 @@ from typing import Any
 
 
 def memories_add(**kwargs: Any) -> dict[str, list[dict[str, Any]]]:
-    """See `memories.services.extraction.pipeline.memories_add` (imported lazily: the
+    """See `memories.services.fact_extraction.pipeline.memories_add` (imported lazily: the
     contradiction detector imports this package's slot parser)."""
-    from memories.services.extraction.pipeline import memories_add as run
+    from memories.services.fact_extraction.pipeline import memories_add as run
 
     return run(**kwargs)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memories.services.extraction.clauses import named_subject
-from memories.services.extraction.gazetteer import name_kind
+from memoryplatform.lib.text.clauses import named_subject
+from memoryplatform.lib.text.gazetteer import name_kind
 
 _SUBJECT = r"(?:user|the user|i)"
 _SLOT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [

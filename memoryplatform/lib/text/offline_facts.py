@@ -14,11 +14,22 @@ Berlin now" → "User lives in Berlin": a memory is dated, "now" adds nothing).
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
-from memories.services.extraction.clauses import named_subject, verb_of
-from memories.services.extraction.gazetteer import name_kind, words
-from memories.services.extraction.lexicon import MODALS, STATEMENT_VERBS
-from memories.services.extraction.messages import Message
+from memoryplatform.lib.text.clauses import named_subject, verb_of
+from memoryplatform.lib.text.gazetteer import name_kind, words
+from memoryplatform.lib.text.lexicon import MODALS, STATEMENT_VERBS
+
+
+class Message(Protocol):
+    """One message of a conversation (memories' `Message` is one)."""
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def content(self) -> str: ...
+
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _QUESTION_START = re.compile(

@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 
 from memories.services.contradictions import contradiction_cues
-from memories.services.extraction.clauses import named_subject
-from memories.services.extraction.gazetteer import name_kind, words
-from memories.services.extraction.slots import normalise
 from memories.services.keywords import STOPWORDS
+from memoryplatform.lib.text.clauses import named_subject
+from memoryplatform.lib.text.gazetteer import name_kind, words
+from memoryplatform.lib.text.slots import normalise
 
 _ENDING = re.compile(
     r"\b(?:no longer|not any ?more|no more|any ?more|stopped|quit|quitted|gave up|given up|"

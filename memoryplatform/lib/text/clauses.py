@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from memories.services.extraction.lexicon import (
+from memoryplatform.lib.text.lexicon import (
     ADVERBS,
     AUX_FOLLOWERS,
     AUXILIARIES,

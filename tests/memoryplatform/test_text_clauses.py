@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from memories.services.extraction.clauses import named_subject, read_statements
-from memories.services.extraction.gazetteer import name_kind
-from memories.services.extraction.messages import Message
-from memories.services.extraction.offline import extract_facts_offline
-from memories.services.extraction.slots import fact_slot
+from memories.services.fact_extraction.messages import Message
+from memoryplatform.lib.text.clauses import named_subject, read_statements
+from memoryplatform.lib.text.gazetteer import name_kind
+from memoryplatform.lib.text.offline_facts import extract_facts_offline
+from memoryplatform.lib.text.slots import fact_slot
 
 
 def triples(text: str) -> list[tuple[str, str, str, bool]]:
@@ -146,7 +146,7 @@ HOSTILE = [
 
 
 def _read_everything(text: str) -> None:
-    from entities.services.extraction import extract_offline
+    from entities.services.graph_extraction import extract_offline
 
     extract_offline(text)
     extract_facts_offline([Message("user", text)])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from memories.services.extraction.gazetteer import words
+from memoryplatform.lib.text.gazetteer import words
 
 PERSON, ORGANIZATION, LOCATION, TECHNOLOGY = "person", "organization", "location", "technology"
 

@@ -3,7 +3,7 @@
 Under ASGI, `MiddlewareMixin` runs every `process_request` and `process_response` through
 `sync_to_async`: with seven such middleware an API request crossed between the event loop and
 a worker thread about twelve times before and after its view (each crossing wakes a thread
-and the loop; ~10 ms through HTTP on two busy cores). Two kinds of fix, same behaviour:
+and the loop, which adds up to milliseconds on busy cores). Two kinds of fix, same behaviour:
 
 - `Inline*`: middleware whose hooks never touch the database or a file (security headers,
   trailing slashes, X-Frame-Options) run their hooks directly in the event loop.
