@@ -6,7 +6,8 @@ does alice like"), each marked `shares_keywords` (does the question share a cont
 the memory), and distractors: memories of the same users that answer none of the questions.
 Every memory and distractor is stored for one user (`alice`) in a fresh project through
 `memories_create_bulk`; each question is searched for that user through the same selector
-the API uses, 5 hits, and hit@k is the fraction of questions whose memory is in the top k.
+the API uses, 5 hits, and hit@k is the fraction of questions whose memory is in the top k
+(hit@1: first), MRR the mean of 1/its rank (0 past the fifth).
 Reported overall, by `shares_keywords` and by memory type, for the product defaults (no
 floor, fusion or alpha given: the MEMORY_SEARCH_* settings) and for every config of
 `--configs` (mode[:fusion[:alpha]], as in benchmarks/locomo.py) at every semantic floor of
@@ -170,6 +171,7 @@ def summarise(pairs: list[dict[str, Any]], outcomes: list[dict[str, Any]]) -> di
     return {
         group: {
             **{f"@{k}": _rate(ranks, k) for k in KS},
+            "MRR": round(sum(1 / rank for rank in ranks if rank) / len(ranks), 4),
             "n": len(ranks),
         }
         for group, ranks in groups.items()
@@ -229,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
                 config["label"],
                 shown_floor,
                 summary["overall"]["@1"],
+                summary["overall"]["MRR"],
                 summary["overall"]["@5"],
                 summary.get("shared", {}).get("@5", 0.0),
                 summary.get("unshared", {}).get("@5", 0.0),
@@ -247,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         f"\nhit@k of {len(pairs)} pairs; defaults = hybrid, {defaults['fusion']}"
         f" alpha {defaults['alpha']}, floor {defaults['min_similarity']}"
     )
-    headers = ["config", "floor", "hit@1", "hit@5", "shared@5", "unshared@5"]
+    headers = ["config", "floor", "hit@1", "MRR", "hit@5", "shared@5", "unshared@5"]
     print(table([*headers, *(f"{name[:5]}@5" for name in TYPES)], rows))
 
     path = write_results(

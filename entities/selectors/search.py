@@ -37,7 +37,7 @@ MAX_NGRAM = 4
 FUZZY_MIN_LENGTH = 4
 FUZZY_THRESHOLD = 0.5
 SEARCH_MAX_NODES = 200
-BOOST_WEIGHT = 0.2  # hybrid: relevance added to a hit fully explained by the graph
+BOOST_WEIGHT = 0.5  # hybrid: share of its relevance a hit fully explained by the graph gains
 BOOST_DEPTH = 1
 SPECIFICITY_TTL = 60  # seconds
 _TOKEN = re.compile(r"[\w][\w+#.&'-]*")
@@ -235,11 +235,12 @@ def graph_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
 def graph_boost(
     *, project: Project, query: SearchQuery, hits: list[SearchHit], prepared: Any = None
 ) -> dict:
-    """Hybrid: when the query names known entities, add up to BOOST_WEIGHT to the hits
-    linked to them or to their direct neighbours (`graph_weight`, `graph_depth` options),
-    each entity weighted by its specificity so ubiquitous ones barely count. `prepared` is
-    what `graph_boost.prepare` returned for this query (hybrid computes it while its
-    semantic statement runs); without it the boost prepares itself."""
+    """Hybrid: when the query names known entities, raise the hits linked to them or to
+    their direct neighbours by a share of their relevance, up to BOOST_WEIGHT of it
+    (`graph_weight`, `graph_depth` options; `graph_share`), each entity weighted by its
+    specificity so ubiquitous ones barely count. `prepared` is what `graph_boost.prepare`
+    returned for this query (hybrid computes it while its semantic statement runs); without
+    it the boost prepares itself."""
     if not hits:
         return {}
     scores = graph_boost_scores(project=project, query=query) if prepared is None else prepared
@@ -247,7 +248,20 @@ def graph_boost(
         return {}
     weight = _boost_weight(query)
     ranked = _memory_scores(project, scores, [hit.memory.pk for hit in hits])
-    return {memory_id: weight * score for memory_id, (score, _) in ranked.items() if score > 0}
+    relevance = {hit.memory.pk: hit.score for hit in hits}
+    return {
+        memory_id: graph_share(weight, score, relevance[memory_id])
+        for memory_id, (score, _) in ranked.items()
+        if score > 0
+    }
+
+
+def graph_share(weight: float, graph_score: float, relevance: float) -> float:
+    """What the graph adds to a hit: a share of the relevance its text earned, not a fixed
+    amount, so a name the question shares with an otherwise unrelated memory (one word,
+    "Go" in "where did she go to college") cannot lift it above the memories that answer:
+    a hit fully explained by the graph gains `weight` × its relevance."""
+    return weight * graph_score * relevance
 
 
 def graph_boost_scores(*, project: Project, query: SearchQuery) -> dict[int, float]:

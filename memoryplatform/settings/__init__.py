@@ -606,7 +606,9 @@ MEMORY_API_KEY_TOUCH_SECONDS = env_int("MEMORY_API_KEY_TOUCH_SECONDS", 60, minim
 # python -m benchmarks.locomo --min-similarity 0.15). Any floor from 0 to 0.25 scores the
 # same on both; 0.15 still drops 85% of unrelated memories from the semantic candidates.
 MEMORY_SEARCH_MIN_SIMILARITY = env_float("MEMORY_SEARCH_MIN_SIMILARITY", 0.15, minimum=0, maximum=1)
-MEMORY_SEARCH_FUSION = env_choice("MEMORY_SEARCH_FUSION", "minmax", {"minmax", "rrf"})
+MEMORY_SEARCH_FUSION = env_choice(
+    "MEMORY_SEARCH_FUSION", "calibrated", {"calibrated", "minmax", "rrf"}
+)
 # 0.5 and min-max fusion: best hybrid recall on LoCoMo (docs/benchmarks.md); the seed says 0.4.
 MEMORY_SEARCH_HYBRID_ALPHA = env_float("MEMORY_SEARCH_HYBRID_ALPHA", 0.5, minimum=0, maximum=1)
 MEMORY_SEARCH_RRF_K = env_int("MEMORY_SEARCH_RRF_K", 60, minimum=1)

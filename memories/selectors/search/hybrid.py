@@ -36,10 +36,11 @@ from memories.selectors.search.dispatch import (
     compiled_search_base,
     resolve_boosts,
 )
-from memories.selectors.search.keyword import keyword_ranked, query_lexemes
+from memories.selectors.search.fusion import fuse as calibrated_fuse
+from memories.selectors.search.keyword import KeywordSide, keyword_side, query_lexemes
 from memories.selectors.search.neighbours import add_neighbours
 from memories.selectors.search.semantic import min_similarity_of, semantic_ranked_for
-from memories.selectors.search.summaries import with_summaries
+from memories.selectors.search.summaries import keyword_matches_with_summaries
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
 from memories.services.content import check_unit_interval
 from memoryplatform.lib.db_threads import beside
@@ -47,7 +48,7 @@ from memoryplatform.lib.errors import InvalidInput, ProviderError
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
-FUSIONS = ("minmax", "rrf")
+FUSIONS = ("calibrated", "minmax", "rrf")
 
 
 def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
@@ -71,7 +72,7 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
             return None
 
     semantic_soon = beside(semantic_side)
-    keyword = keyword_ranked(
+    keyword = keyword_side(
         base,
         query.text,
         limit=pool,
@@ -81,32 +82,19 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
     )
     boosts = _prepare_boosts(project, query) if _boosted(query) else []
     semantic = semantic_soon.result()
-    keyword = _with_summaries(project, query, base, keyword, pool)
-    fuse = _minmax if fusion == "minmax" else _rrf
-    hits = add_neighbours(base, fuse(keyword, semantic or [], alpha), query)
+    keyword = keyword_matches_with_summaries(
+        project_id=project.pk,
+        base=base,
+        side=keyword,
+        lexemes=query_lexemes(query.text, project_id=project.pk),
+        limit=pool,
+    )
+    hits = add_neighbours(base, _fused(fusion, keyword, semantic or [], alpha), query)
     if semantic is None:
         for hit in hits:
             hit.parts["semantic_unavailable"] = 1.0
     _apply_boosts(project, query, hits, boosts)
     return hits
-
-
-def _with_summaries(
-    project: Project, query: SearchQuery, base: Any, keyword: Ranked, pool: int
-) -> Ranked:
-    """The keyword side with what the memories' summaries match (search/summaries.py; the
-    semantic side has its summaries' matches already)."""
-    found, _ = with_summaries(
-        project_id=project.pk,
-        base=base,
-        keyword=keyword,
-        semantic=None,
-        lexemes=query_lexemes(query.text, project_id=project.pk),
-        vector=None,
-        limit=pool,
-        min_similarity=0.0,
-    )
-    return found or []
 
 
 def _fusion_options(options: dict[str, Any]) -> tuple[str, float]:
@@ -118,12 +106,22 @@ def _fusion_options(options: dict[str, Any]) -> tuple[str, float]:
     return fusion, check_unit_interval("alpha", alpha)
 
 
-def fuse(keyword: Ranked, semantic: Ranked, options: dict[str, Any]) -> list[SearchHit]:
+def fuse(keyword: KeywordSide, semantic: Ranked, options: dict[str, Any]) -> list[SearchHit]:
     """Keyword and semantic rankings fused as hybrid search fuses them, by the `fusion` and
     `alpha` options (or their settings): for rankings of anything with a `pk`, so document
     passages (the documents app) are fused exactly as memories are."""
     fusion, alpha = _fusion_options(options)
-    return (_minmax if fusion == "minmax" else _rrf)(keyword, semantic, alpha)
+    return _fused(fusion, keyword, semantic, alpha)
+
+
+def _fused(fusion: str, keyword: KeywordSide, semantic: Ranked, alpha: float) -> list[SearchHit]:
+    match fusion:
+        case "calibrated":
+            return calibrated_fuse(keyword.ranked, semantic, keyword.coverage, alpha)
+        case "minmax":
+            return _minmax(keyword.ranked, semantic, alpha)
+        case _:
+            return _rrf(keyword.ranked, semantic, alpha)
 
 
 def _minmax(keyword: Ranked, semantic: Ranked, alpha: float) -> list[SearchHit]:
