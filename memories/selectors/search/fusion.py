@@ -64,8 +64,11 @@ def keyword_evidence(coverage: float) -> float:
     return coverage * (1 + KEYWORD_SATURATION) / (coverage + KEYWORD_SATURATION)
 
 
+SEMANTIC_CAP = 1.0
+
+
 def semantic_evidence(similarity: float) -> float:
-    return min(max((similarity - SEMANTIC_FLOOR) / SEMANTIC_SPAN, 0.0), 1.0)
+    return min(max((similarity - SEMANTIC_FLOOR) / SEMANTIC_SPAN, 0.0), SEMANTIC_CAP)
 
 
 def idf_weights(total: float, frequencies: Sequence[float]) -> list[float]:
