@@ -26,6 +26,7 @@ from entities.scope import GraphScope
 from entities.selectors.traversal import RelationFilter, edges_among, entity_reach
 from entities.services.entities import normalize_name
 from entities.services.extraction import STOPWORDS
+from memories.models import TEXT_SEARCH_CONFIG, Memory
 from memories.selectors.memories import project_memory_count
 from memories.selectors.search_types import SearchHit, SearchQuery
 from memories.services.content import check_unit_interval
@@ -131,6 +132,42 @@ def specificity(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
     return {
         pk: min(1.0, math.log(total / max(1, counts[pk])) / math.log(total)) for pk in entity_ids
     }
+
+
+AMBIGUITY_CAP = 200  # memories counted per one-word name, linked and holding the word
+
+_WORD_SHARE_SQL = f"""
+SELECT e.id,
+    (SELECT count(*) FROM (SELECT 1 FROM {EntityMemory._meta.db_table} l
+        WHERE l.project_id = e.project_id AND l.entity_id = e.id LIMIT %(cap)s) AS a),
+    (SELECT count(*) FROM (SELECT 1 FROM {Memory._meta.db_table} m
+        WHERE m.project_id = e.project_id AND m.deleted_at IS NULL
+          AND m.search_vector @@ plainto_tsquery(%(config)s::regconfig, e.name)
+        LIMIT %(cap)s) AS w)
+FROM {Entity._meta.db_table} e
+WHERE e.project_id = %(project)s AND e.id = ANY(%(ids)s) AND strpos(e.normalized_name, ' ') = 0
+"""
+
+
+def name_as_word_share(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
+    """{entity id: how often its one-word name, as a word of the memories, means it} for
+    the one-word names among `entity_ids`: memories linked to it / memories holding the word
+    (each counted up to AMBIGUITY_CAP, one short statement). A question's "team" or "go"
+    matches an entity named "Team" or "Go" exactly, but where nine memories say "team" and
+    one is linked to the entity, the word is a word and the match weighs 1/9; a person's
+    name, said where the person is linked, weighs 1."""
+    if not entity_ids:
+        return {}
+    params = {
+        "cap": AMBIGUITY_CAP,
+        "config": TEXT_SEARCH_CONFIG,
+        "project": project.pk,
+        "ids": entity_ids,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_WORD_SHARE_SQL, params)
+        rows = cursor.fetchall()
+    return {pk: min(1.0, linked / said) for pk, linked, said in rows if said > linked}
 
 
 def entity_scores(
@@ -275,6 +312,8 @@ def graph_boost_scores(*, project: Project, query: SearchQuery) -> dict[int, flo
     seeds = {pk: score * weights[pk] for pk, score in seeds.items() if weights[pk] > 0}
     if not seeds:
         return {}
+    for pk, share in name_as_word_share(project=project, entity_ids=list(seeds)).items():
+        seeds[pk] *= share
     depth = _depth_option(query, "graph_depth", BOOST_DEPTH)
     return entity_scores(project=project, seeds=seeds, depth=depth, scope=scope)
 

@@ -1,12 +1,19 @@
 """Hybrid mode (the default): keyword and semantic candidates fused into one relevance.
 
-Two fusions, chosen per query with `options={"fusion": ...}` or MEMORY_SEARCH_FUSION:
+Three fusions, chosen per query with `options={"fusion": ...}` or MEMORY_SEARCH_FUSION:
 
-- `minmax`: α × min-max-normalised keyword rank + (1 − α) × cosine
-  similarity; a memory found by one signal only gets that signal's share. α = `alpha`
-  option or MEMORY_SEARCH_HYBRID_ALPHA (0.5, chosen on LoCoMo; the seed says 0.4).
+- `calibrated` (the default, search/fusion.py): α × keyword evidence (the IDF-weighted
+  share of the query's terms a memory holds, squared, full at 0.6 of them) + (1 − α) ×
+  semantic evidence (the cosine similarity above a floor over a fixed span); a list of
+  weak matches keeps weak evidence. α 0.7.
+- `minmax`: α × min-max-normalised keyword rank + (1 − α) × cosine similarity; a memory
+  found by one signal only gets that signal's share. α 0.5, chosen on LoCoMo. The best
+  keyword match gets 1.0 whatever it matched, one common word included.
 - `rrf`: reciprocal-rank fusion, α/(k + keyword rank) + (1 − α)/(k + semantic rank), scaled
-  so rank 1 in both is 1.0; k = MEMORY_SEARCH_RRF_K (60).
+  so rank 1 in both is 1.0; k = MEMORY_SEARCH_RRF_K (60). α 0.5.
+
+α is the `alpha` option, else MEMORY_SEARCH_HYBRID_ALPHA for the configured fusion, else
+(a request naming another fusion) that fusion's own (FUSION_ALPHA).
 
 The memories stored just before and after the best hits in their run get a share of their
 relevance (search/neighbours.py: an answer often follows the turn that matched the question).
@@ -49,6 +56,7 @@ from tenants.models import Project
 
 logger = logging.getLogger(__name__)
 FUSIONS = ("calibrated", "minmax", "rrf")
+FUSION_ALPHA = {"calibrated": 0.7, "minmax": 0.5, "rrf": 0.5}  # each one's measured best
 
 
 def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
@@ -102,6 +110,8 @@ def _fusion_options(options: dict[str, Any]) -> tuple[str, float]:
     if fusion not in FUSIONS:
         raise InvalidInput("unknown fusion", fields={"fusion": [f"one of {', '.join(FUSIONS)}"]})
     alpha = options.get("alpha")
+    if alpha is None and fusion != settings.MEMORY_SEARCH_FUSION:
+        alpha = FUSION_ALPHA[fusion]  # a request naming another fusion gets that one's own
     alpha = settings.MEMORY_SEARCH_HYBRID_ALPHA if alpha is None else alpha
     return fusion, check_unit_interval("alpha", alpha)
 

@@ -227,7 +227,8 @@ def _idf_ranked(
     """
     params = [*sample_params, *params, limit * TIE_BREAK_POOL, *lexemes, *base.params, limit]
     fetched = _fetch_without_sequential_scans(base.db, sql, params)
-    # every row carries the statement's frequencies
+    # every row carries the statement's frequencies: a query's terms weigh in its coverage
+    # what they weigh in its ranking
     weights = idf_weights(fetched[0][-2], fetched[0][-1]) if fetched else []
     side = KeywordSide([], {}, dict(zip(lexemes, weights, strict=False)))
     for row in fetched:
