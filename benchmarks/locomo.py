@@ -39,11 +39,12 @@ DEFAULT_DATA = (
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 DEFAULT_CONFIGS = "hybrid,keyword,semantic"
-# what the search defaults were chosen from (alpha, the neighbours' width and weight)
+# what the search defaults were chosen from (the fusion and its alpha, the neighbours' width
+# and weight, the date weight); with the paraphrase checks (benchmarks/paraphrase.py)
 DEFAULT_TUNE = (
-    "hybrid,hybrid+neighbours=0,hybrid:minmax:0.4,hybrid:minmax:0.6,"
-    "hybrid+neighbour_weight=0.2,hybrid+neighbour_weight=0.5,hybrid+neighbours=1,"
-    "hybrid+date_weight=0,hybrid+date_weight=0.2,hybrid+date_weight=0.4"
+    "hybrid,hybrid:calibrated:0.6,hybrid:calibrated:0.75,hybrid:minmax:0.5,hybrid:rrf:0.5,"
+    "hybrid+neighbours=0,hybrid+neighbour_weight=0.2,hybrid+neighbour_weight=0.5,"
+    "hybrid+neighbours=1,hybrid+date_weight=0,hybrid+date_weight=0.2,hybrid+date_weight=0.4"
 )
 FORMATS = ("plain", "text", "dated", "context", "exchange")
 DEVELOPMENT = (1, 2, 3, 4)

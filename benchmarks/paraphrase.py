@@ -14,7 +14,12 @@ floor, fusion or alpha given: the MEMORY_SEARCH_* settings) and for every config
 `--floors` (`SearchQuery.min_similarity`). The labels are checked against the keyword
 index's own stemming (PostgreSQL's english lexemes): disagreements are printed.
 
+benchmarks/data/paraphrases_common_word.jsonl (`--data`) holds 50 questions that each share
+one common word ("team", "call", "work", "day", "meeting"...) with their memory and with
+other memories and distractors: where min-max fusion crowned a one-word keyword match.
+
     MEMORY_EMBEDDED_DB_NAME=bench_paraphrase python -m benchmarks.paraphrase
+    python -m benchmarks.paraphrase --data benchmarks/data/paraphrases_common_word.jsonl
     python -m benchmarks.paraphrase --configs "hybrid:minmax:0.5,hybrid:rrf:0.5" --floors 0,0.3
 """
 
@@ -33,8 +38,8 @@ from benchmarks.locomo import parse_config as locomo_config
 
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "paraphrases.jsonl"
 DEFAULT_CONFIGS = (
-    "keyword,semantic,hybrid:minmax:0.5,hybrid:minmax:0.4,hybrid:minmax:0.3,"
-    "hybrid:rrf:0.5,hybrid:rrf:0.3"
+    "keyword,semantic,hybrid:calibrated:0.6,hybrid:calibrated:0.75,hybrid:minmax:0.5,"
+    "hybrid:minmax:0.3,hybrid:rrf:0.5"
 )
 DEFAULT_FLOORS = "0,0.2,0.3,0.4,0.5"
 TYPES = ("preference", "fact", "procedure", "error", "decision")
