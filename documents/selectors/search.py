@@ -8,8 +8,9 @@ memories: keyword matches (any query term, the GIN index on the chunk's tsvector
 `ts_rank_cd`), nearest vectors (HNSW, cosine, the same similarity floor), and in hybrid mode
 both fused by the memory search's own fusion (`memories.selectors.search.hybrid.fuse`), then
 raised by the graph as memories are: a chunk that mentions an entity the question names (or
-a neighbour of one) gains a share of its relevance, up to `graph_weight` of it. `graph` mode finds the chunks that mention
-the question's entities and their neighbours through the graph alone. A chunk not embedded
+a neighbour of one) gains a share of its relevance, up to `graph_weight` of it. `graph`
+mode finds the chunks that mention the question's entities and their neighbours through the
+graph alone. A chunk not embedded
 yet is found by its keywords. The page's hits get a highlighted snippet (`ts_headline`) and
 the entities that tied them to the question when rendered.
 """
