@@ -152,22 +152,30 @@ WHERE e.project_id = %(project)s AND e.id = ANY(%(ids)s) AND strpos(e.normalized
 def name_as_word_share(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
     """{entity id: how often its one-word name, as a word of the memories, means it} for
     the one-word names among `entity_ids`: memories linked to it / memories holding the word
-    (each counted up to AMBIGUITY_CAP, one short statement). A question's "team" or "go"
+    (each counted up to AMBIGUITY_CAP, one short statement, remembered for SPECIFICITY_TTL
+    seconds as the specificity's counts are). A question's "team" or "go"
     matches an entity named "Team" or "Go" exactly, but where nine memories say "team" and
     one is linked to the entity, the word is a word and the match weighs 1/9; a person's
     name, said where the person is linked, weighs 1."""
-    if not entity_ids:
-        return {}
-    params = {
-        "cap": AMBIGUITY_CAP,
-        "config": TEXT_SEARCH_CONFIG,
-        "project": project.pk,
-        "ids": entity_ids,
-    }
-    with connection.cursor() as cursor:
-        cursor.execute(_WORD_SHARE_SQL, params)
-        rows = cursor.fetchall()
-    return {pk: min(1.0, linked / said) for pk, linked, said in rows if said > linked}
+    keys = {pk: f"graph:name-share:{project.pk}:{pk}" for pk in entity_ids}
+    known = cache.get_many(list(keys.values()))
+    shares = {pk: known[key] for pk, key in keys.items() if key in known}
+    missing = [pk for pk in entity_ids if pk not in shares]
+    if missing:
+        params = {
+            "cap": AMBIGUITY_CAP,
+            "config": TEXT_SEARCH_CONFIG,
+            "project": project.pk,
+            "ids": missing,
+        }
+        with connection.cursor() as cursor:
+            cursor.execute(_WORD_SHARE_SQL, params)
+            rows = cursor.fetchall()
+        fresh = dict.fromkeys(missing, 1.0)  # names of several words: not a plain word
+        fresh |= {pk: min(1.0, linked / said) for pk, linked, said in rows if said > 0}
+        cache.set_many({keys[pk]: share for pk, share in fresh.items()}, SPECIFICITY_TTL)
+        shares |= fresh
+    return {pk: share for pk, share in shares.items() if share < 1.0}
 
 
 def entity_scores(
