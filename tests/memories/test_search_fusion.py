@@ -49,9 +49,13 @@ def test_a_one_word_keyword_match_does_not_outrank_a_clearly_better_meaning(
 def test_score_parts_show_both_calibrated_signals(alice, remember) -> None:
     remember("Weekly planning happens on Monday mornings")
     remember("The design team uses Figma")
-    results = search(alice, query="when does the team plan its week", min_similarity=0)
+    question = "when does the team plan its week"
     # Stemming makes this a two-word match ("plan", "week") for the planning memory: it
     # comes first under any fusion, and the one-word "team" match covers far less.
+    for fusion in ("minmax", "rrf"):
+        found = search(alice, query=question, min_similarity=0, fusion=fusion)
+        assert found[0]["content"] == "Weekly planning happens on Monday mornings"
+    results = search(alice, query=question, min_similarity=0)
     assert [hit["content"] for hit in results] == [
         "Weekly planning happens on Monday mornings",
         "The design team uses Figma",
