@@ -39,11 +39,12 @@ DEFAULT_DATA = (
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 DEFAULT_CONFIGS = "hybrid,keyword,semantic"
-# what the search defaults were chosen from (alpha, the neighbours' width and weight)
+# what the search defaults were chosen from (the fusion and its alpha, the neighbours' width
+# and weight, the date weight); with the paraphrase checks (benchmarks/paraphrase.py)
 DEFAULT_TUNE = (
-    "hybrid,hybrid+neighbours=0,hybrid:minmax:0.4,hybrid:minmax:0.6,"
-    "hybrid+neighbour_weight=0.2,hybrid+neighbour_weight=0.5,hybrid+neighbours=1,"
-    "hybrid+date_weight=0,hybrid+date_weight=0.2,hybrid+date_weight=0.4"
+    "hybrid,hybrid:calibrated:0.6,hybrid:calibrated:0.75,hybrid:minmax:0.5,hybrid:rrf:0.5,"
+    "hybrid+neighbours=0,hybrid+neighbour_weight=0.2,hybrid+neighbour_weight=0.5,"
+    "hybrid+neighbours=1,hybrid+date_weight=0,hybrid+date_weight=0.2,hybrid+date_weight=0.4"
 )
 FORMATS = ("plain", "text", "dated", "context", "exchange")
 DEVELOPMENT = (1, 2, 3, 4)
@@ -208,8 +209,9 @@ def _number(value: str) -> int | float | str:
     return value
 
 
-# One scored question: (conversation, category, {k: recall@k}).
-Scored = tuple[str, int, dict[int, float]]
+# One scored question: (conversation, category, {k: recall@k, "hit@1": 0 or 1, "rr": the
+# reciprocal rank of its first evidence turn in the top max(KS), 0 when none is}).
+Scored = tuple[str, int, dict[int | str, float]]
 
 
 def evaluate(
@@ -239,7 +241,12 @@ def evaluate(
             hits = memory_search(project=project, query=query).hits
             latencies.append((time.perf_counter() - started) * 1000)
             found = [hit.memory.metadata.get("dia_id") for hit in hits]
-            recall = {k: len(evidence & set(found[:k])) / len(evidence) for k in KS}
+            recall: dict[int | str, float] = {
+                k: len(evidence & set(found[:k])) / len(evidence) for k in KS
+            }
+            first = next((i for i, dia in enumerate(found, start=1) if dia in evidence), None)
+            recall["rr"] = 1 / first if first else 0.0
+            recall["hit@1"] = 1.0 if first == 1 else 0.0
             scored.append((sample["sample_id"], qa["category"], recall))
     return scored, latencies
 
@@ -266,7 +273,7 @@ def leave_one_out(results: dict[str, list[Scored]], k: int = 10) -> dict[str, An
     """For each conversation, the configuration with the best recall@k (categories 1-4) on
     the other conversations, scored on this one; the held-out scores pooled."""
     conversations = list(dict.fromkeys(name for s in results.values() for name, _, _ in s))
-    pooled: list[dict[int, float]] = []
+    pooled: list[dict[int | str, float]] = []
     chosen = {}
     for held_out in conversations:
 
@@ -282,8 +289,10 @@ def leave_one_out(results: dict[str, list[Scored]], k: int = 10) -> dict[str, An
     return {"held_out": _means(pooled), "chosen": chosen, "in_sample": in_sample}
 
 
-def _means(recalls: list[dict[int, float]]) -> dict[str, float]:
+def _means(recalls: list[dict[int | str, float]]) -> dict[str, float]:
     out: dict[str, float] = {f"@{k}": _mean([r[k] for r in recalls]) for k in KS}
+    out["hit@1"] = _mean([r["hit@1"] for r in recalls])
+    out["MRR"] = _mean([r["rr"] for r in recalls])
     out["n"] = len(recalls)
     return out
 
@@ -316,9 +325,12 @@ def store(args: argparse.Namespace, samples: list[dict[str, Any]]) -> tuple[Any,
 def report(label: str, scored: list[Scored], latencies: list[float], fmt: str) -> dict[str, Any]:
     summary = summarise(scored)
     conversations = by_conversation(scored)
-    rows = [[name, *(v[f"@{k}"] for k in KS), int(v["n"])] for name, v in summary.items()]
+    rows = [
+        [name, v["hit@1"], v["MRR"], *(v[f"@{k}"] for k in KS), int(v["n"])]
+        for name, v in summary.items()
+    ]
     print(f"\n{label}  (format={fmt}, mean {_mean(latencies)} ms/query)")
-    print(table(["category", *(f"R@{k}" for k in KS), "n"], rows))
+    print(table(["category", "hit@1", "MRR", *(f"R@{k}" for k in KS), "n"], rows))
     print("R@10 by conversation:", ", ".join(f"{k} {v}" for k, v in conversations.items()))
     return {
         "recall": summary,
@@ -356,9 +368,10 @@ def main(argv: list[str] | None = None) -> int:
     if grid:
         loo = leave_one_out({label: scored[label] for label in grid})
         print(f"\nleave-one-conversation-out over {len(grid)} configurations (categories 1-4):")
-        rows = [[label, *(v[f"@{k}"] for k in KS)] for label, v in loo["in_sample"].items()]
-        rows.append(["held out (chosen per conversation)", *(loo["held_out"][f"@{k}"] for k in KS)])
-        print(table(["configuration", *(f"R@{k}" for k in KS)], rows))
+        columns = ["hit@1", "MRR", *(f"@{k}" for k in KS)]
+        rows = [[label, *(v[c] for c in columns)] for label, v in loo["in_sample"].items()]
+        rows.append(["held out (chosen per conversation)", *(loo["held_out"][c] for c in columns)])
+        print(table(["configuration", "hit@1", "MRR", *(f"R@{k}" for k in KS)], rows))
         print("chosen:", ", ".join(f"{k} {v}" for k, v in loo["chosen"].items()))
 
     seconds = round(time.perf_counter() - started, 1)

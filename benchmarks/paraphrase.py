@@ -6,14 +6,20 @@ does alice like"), each marked `shares_keywords` (does the question share a cont
 the memory), and distractors: memories of the same users that answer none of the questions.
 Every memory and distractor is stored for one user (`alice`) in a fresh project through
 `memories_create_bulk`; each question is searched for that user through the same selector
-the API uses, 5 hits, and hit@k is the fraction of questions whose memory is in the top k.
+the API uses, 5 hits, and hit@k is the fraction of questions whose memory is in the top k
+(hit@1: first), MRR the mean of 1/its rank (0 past the fifth).
 Reported overall, by `shares_keywords` and by memory type, for the product defaults (no
 floor, fusion or alpha given: the MEMORY_SEARCH_* settings) and for every config of
 `--configs` (mode[:fusion[:alpha]], as in benchmarks/locomo.py) at every semantic floor of
 `--floors` (`SearchQuery.min_similarity`). The labels are checked against the keyword
 index's own stemming (PostgreSQL's english lexemes): disagreements are printed.
 
+benchmarks/data/paraphrases_common_word.jsonl (`--data`) holds 50 questions that each share
+one common word ("team", "call", "work", "day", "meeting"...) with their memory and with
+other memories and distractors: where min-max fusion crowned a one-word keyword match.
+
     MEMORY_EMBEDDED_DB_NAME=bench_paraphrase python -m benchmarks.paraphrase
+    python -m benchmarks.paraphrase --data benchmarks/data/paraphrases_common_word.jsonl
     python -m benchmarks.paraphrase --configs "hybrid:minmax:0.5,hybrid:rrf:0.5" --floors 0,0.3
 """
 
@@ -32,8 +38,8 @@ from benchmarks.locomo import parse_config as locomo_config
 
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "paraphrases.jsonl"
 DEFAULT_CONFIGS = (
-    "keyword,semantic,hybrid:minmax:0.5,hybrid:minmax:0.4,hybrid:minmax:0.3,"
-    "hybrid:rrf:0.5,hybrid:rrf:0.3"
+    "keyword,semantic,hybrid:calibrated:0.6,hybrid:calibrated:0.75,hybrid:minmax:0.5,"
+    "hybrid:minmax:0.3,hybrid:rrf:0.5"
 )
 DEFAULT_FLOORS = "0,0.2,0.3,0.4,0.5"
 TYPES = ("preference", "fact", "procedure", "error", "decision")
@@ -170,6 +176,7 @@ def summarise(pairs: list[dict[str, Any]], outcomes: list[dict[str, Any]]) -> di
     return {
         group: {
             **{f"@{k}": _rate(ranks, k) for k in KS},
+            "MRR": round(sum(1 / rank for rank in ranks if rank) / len(ranks), 4),
             "n": len(ranks),
         }
         for group, ranks in groups.items()
@@ -229,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                 config["label"],
                 shown_floor,
                 summary["overall"]["@1"],
+                summary["overall"]["MRR"],
                 summary["overall"]["@5"],
                 summary.get("shared", {}).get("@5", 0.0),
                 summary.get("unshared", {}).get("@5", 0.0),
@@ -247,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         f"\nhit@k of {len(pairs)} pairs; defaults = hybrid, {defaults['fusion']}"
         f" alpha {defaults['alpha']}, floor {defaults['min_similarity']}"
     )
-    headers = ["config", "floor", "hit@1", "hit@5", "shared@5", "unshared@5"]
+    headers = ["config", "floor", "hit@1", "MRR", "hit@5", "shared@5", "unshared@5"]
     print(table([*headers, *(f"{name[:5]}@5" for name in TYPES)], rows))
 
     path = write_results(

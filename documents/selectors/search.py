@@ -8,8 +8,9 @@ memories: keyword matches (any query term, the GIN index on the chunk's tsvector
 `ts_rank_cd`), nearest vectors (HNSW, cosine, the same similarity floor), and in hybrid mode
 both fused by the memory search's own fusion (`memories.selectors.search.hybrid.fuse`), then
 raised by the graph as memories are: a chunk that mentions an entity the question names (or
-a neighbour of one) gains up to `graph_weight`. `graph` mode finds the chunks that mention
-the question's entities and their neighbours through the graph alone. A chunk not embedded
+a neighbour of one) gains a share of its relevance, up to `graph_weight` of it. `graph`
+mode finds the chunks that mention the question's entities and their neighbours through the
+graph alone. A chunk not embedded
 yet is found by its keywords. The page's hits get a highlighted snippet (`ts_headline`) and
 the entities that tied them to the question when rendered.
 """
@@ -20,6 +21,7 @@ import logging
 from collections import defaultdict
 from typing import Any
 
+from django.contrib.postgres.fields import ArrayField
 from django.db.models import BooleanField, FloatField, QuerySet
 from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
@@ -33,12 +35,14 @@ from entities.selectors.search import (
     entities_in_text,
     entity_scores,
     graph_boost_scores,
+    graph_share,
     query_scope,
 )
 from entities.selectors.traversal import MAX_DEPTH
 from memories.models import TEXT_SEARCH_CONFIG
+from memories.selectors.search.fusion import idf_coverage, idf_weights
 from memories.selectors.search.hybrid import fuse
-from memories.selectors.search.keyword import query_lexemes
+from memories.selectors.search.keyword import KeywordSide, query_lexemes
 from memories.selectors.search.semantic import min_similarity_of, query_vector
 from memories.selectors.search.sources import SourceHit
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
@@ -96,15 +100,15 @@ def chunk_source(*, project: Project, query: SearchQuery, limit: int) -> list[So
 def _text_ranked(
     chunks: QuerySet[DocumentChunk], query: SearchQuery, project: Project, limit: int
 ) -> list[SearchHit]:
-    keyword: Ranked = []
+    keyword = KeywordSide([])
     semantic: Ranked = []
     if query.mode != "semantic":
         keyword = _keyword_ranked(chunks, query.text, project_id=project.pk, limit=limit)
     if query.mode != "keyword":
         semantic = _semantic_side(chunks, query, project, limit)
     if query.mode == "keyword":
-        top = max((rank for _, rank in keyword), default=0.0) or 1.0
-        return [SearchHit(c, rank / top, {"keyword": rank / top}) for c, rank in keyword]
+        top = max((rank for _, rank in keyword.ranked), default=0.0) or 1.0
+        return [SearchHit(c, rank / top, {"keyword": rank / top}) for c, rank in keyword.ranked]
     if query.mode == "semantic":
         return [SearchHit(c, max(sim, 0.0), {"semantic": sim}) for c, sim in semantic]
     hits = fuse(keyword, semantic, query.options)
@@ -115,8 +119,8 @@ def _text_ranked(
 
 def _graph_boost(project: Project, query: SearchQuery, hits: list[SearchHit]) -> None:
     """Hybrid: the memories' graph boost, for chunks (entities.selectors.search.graph_boost):
-    up to `graph_weight` for a chunk mentioning what the question names or a neighbour of it,
-    each entity weighted by its specificity."""
+    a chunk mentioning what the question names or a neighbour of it gains a share of its
+    relevance, up to `graph_weight` of it, each entity weighted by its specificity."""
     if not hits:
         return
     scores = graph_boost_scores(project=project, query=query)
@@ -127,8 +131,9 @@ def _graph_boost(project: Project, query: SearchQuery, hits: list[SearchHit]) ->
     for hit in hits:
         score, via = ranked.get(hit.memory.pk, (0.0, []))
         if score > 0:
-            hit.score += weight * score
-            hit.parts["graph"] = weight * score
+            amount = graph_share(weight, score, hit.score)
+            hit.score += amount
+            hit.parts["graph"] = amount
             hit.memory.graph_entities = via
 
 
@@ -181,22 +186,35 @@ def _tsquery(count: int) -> str:
 
 def _keyword_ranked(
     chunks: QuerySet[DocumentChunk], text: str, *, project_id: int, limit: int
-) -> Ranked:
+) -> KeywordSide:
+    """The best `limit` chunks holding any query term (`ts_rank_cd`), each with the
+    IDF-weighted share of the query's terms it holds, the frequencies counted over every
+    matching chunk by window functions of the same statement (as memories' keyword side)."""
     lexemes = query_lexemes(text, project_id=project_id)
     if not lexemes:
-        return []
+        return KeywordSide([])
     tsquery = _tsquery(len(lexemes))
     column = f'"{TABLE}"."search_vector"'
+    term = f"{column} @@ quote_literal(%s)::tsquery"
+    held = "ARRAY[" + ", ".join(term for _ in lexemes) + "]"
+    dfs = "ARRAY[" + ", ".join(f"count(*) FILTER (WHERE {term}) OVER ()" for _ in lexemes) + "]"
     rows = (
         chunks.annotate(
             matched=RawSQL(f"{column} @@ {tsquery}", lexemes, output_field=BooleanField()),
             rank=RawSQL(f"ts_rank_cd({column}, {tsquery}, 1)", lexemes, output_field=FloatField()),
+            held=RawSQL(held, lexemes, output_field=ArrayField(BooleanField())),
+            total=RawSQL("count(*) OVER ()", [], output_field=FloatField()),
+            dfs=RawSQL(dfs, lexemes, output_field=ArrayField(FloatField())),
         )
         .filter(matched=True)
         .only("pk", "token_count", "summary", "summary_tokens")
         .order_by("-rank", "pk")[:limit]
     )
-    return [(row, float(row.rank)) for row in rows]  # type: ignore[attr-defined]
+    rows = list(rows)
+    weights = idf_weights(rows[0].total, rows[0].dfs) if rows else []  # type: ignore[attr-defined]
+    coverage = {row.pk: idf_coverage(row.held, weights) for row in rows}  # type: ignore[attr-defined]
+    ranked: Ranked = [(row, float(row.rank)) for row in rows]  # type: ignore[attr-defined]
+    return KeywordSide(ranked, coverage, dict(zip(lexemes, weights, strict=False)))
 
 
 def _semantic_side(

@@ -80,8 +80,8 @@ def entity_list(
     scope: GraphScope | None = None,
     tags: list[str] | None = None,
 ) -> EntityPage:
-    """Entities of the project (those a scope sees, carrying all `tags`), by name (trigram
-    word similarity, exact names and aliases first) or by meaning (embedding of name +
+    """Entities of the project (those a scope sees, carrying all `tags`), by name (exact
+    names and aliases first, then trigram word similarity) or by meaning (embedding of name +
     description), or all alphabetically."""
     queryset = entity_queryset(project=project, scope=scope)
     if entity_types:
@@ -101,15 +101,20 @@ def entity_list(
 
 
 def _by_name(queryset: QuerySet[Entity], query: str) -> QuerySet[Entity]:
+    """Exact names and aliases first, then by trigram word similarity. Word similarity
+    scores a name holding the query as one of its words as high as the exact name ("Alice"
+    scores 1.0 in "Alice Chen" and "Alice's team"), and an alias none ("Bob" for "Robert
+    Smith"): without the exact match first, the entity the query names could come after
+    every longer name sharing one of its words."""
     key = normalize_name(query)
+    exact = Q(lookup_keys__contains=[key])
     return (
-        queryset.annotate(similarity=TrigramWordSimilarity(key, "normalized_name"))
-        .filter(
-            Q(lookup_keys__contains=[key])
-            | Q(normalized_name__icontains=key)
-            | Q(similarity__gte=NAME_MATCH_THRESHOLD)
+        queryset.annotate(
+            similarity=TrigramWordSimilarity(key, "normalized_name"),
+            inexact=Case(When(exact, then=Value(0)), default=Value(1)),
         )
-        .order_by("-similarity", "name", "id")
+        .filter(exact | Q(normalized_name__icontains=key) | Q(similarity__gte=NAME_MATCH_THRESHOLD))
+        .order_by("inexact", "-similarity", "name", "id")
     )
 
 

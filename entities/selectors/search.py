@@ -26,6 +26,7 @@ from entities.scope import GraphScope
 from entities.selectors.traversal import RelationFilter, edges_among, entity_reach
 from entities.services.entities import normalize_name
 from entities.services.graph_extraction import STOPWORDS
+from memories.models import TEXT_SEARCH_CONFIG, Memory
 from memories.selectors.memories import project_memory_count
 from memories.selectors.search_types import SearchHit, SearchQuery
 from memoryplatform.lib.errors import InvalidInput, check_unit_interval
@@ -36,7 +37,7 @@ MAX_NGRAM = 4
 FUZZY_MIN_LENGTH = 4
 FUZZY_THRESHOLD = 0.5
 SEARCH_MAX_NODES = 200
-BOOST_WEIGHT = 0.2  # hybrid: relevance added to a hit fully explained by the graph
+BOOST_WEIGHT = 0.5  # hybrid: share of its relevance a hit fully explained by the graph gains
 BOOST_DEPTH = 1
 SPECIFICITY_TTL = 60  # seconds
 _TOKEN = re.compile(r"[\w][\w+#.&'-]*")
@@ -130,6 +131,50 @@ def specificity(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
     return {
         pk: min(1.0, math.log(total / max(1, counts[pk])) / math.log(total)) for pk in entity_ids
     }
+
+
+AMBIGUITY_CAP = 200  # memories counted per one-word name, linked and holding the word
+
+_WORD_SHARE_SQL = f"""
+SELECT e.id,
+    (SELECT count(*) FROM (SELECT 1 FROM {EntityMemory._meta.db_table} l
+        WHERE l.project_id = e.project_id AND l.entity_id = e.id LIMIT %(cap)s) AS a),
+    (SELECT count(*) FROM (SELECT 1 FROM {Memory._meta.db_table} m
+        WHERE m.project_id = e.project_id AND m.deleted_at IS NULL
+          AND m.search_vector @@ plainto_tsquery(%(config)s::regconfig, e.name)
+        LIMIT %(cap)s) AS w)
+FROM {Entity._meta.db_table} e
+WHERE e.project_id = %(project)s AND e.id = ANY(%(ids)s) AND strpos(e.normalized_name, ' ') = 0
+"""
+
+
+def name_as_word_share(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
+    """{entity id: how often its one-word name, as a word of the memories, means it} for
+    the one-word names among `entity_ids`: memories linked to it / memories holding the word
+    (each counted up to AMBIGUITY_CAP, one short statement, remembered for SPECIFICITY_TTL
+    seconds as the specificity's counts are). A question's "team" or "go"
+    matches an entity named "Team" or "Go" exactly, but where nine memories say "team" and
+    one is linked to the entity, the word is a word and the match weighs 1/9; a person's
+    name, said where the person is linked, weighs 1."""
+    keys = {pk: f"graph:name-share:{project.pk}:{pk}" for pk in entity_ids}
+    known = cache.get_many(list(keys.values()))
+    shares = {pk: known[key] for pk, key in keys.items() if key in known}
+    missing = [pk for pk in entity_ids if pk not in shares]
+    if missing:
+        params = {
+            "cap": AMBIGUITY_CAP,
+            "config": TEXT_SEARCH_CONFIG,
+            "project": project.pk,
+            "ids": missing,
+        }
+        with connection.cursor() as cursor:
+            cursor.execute(_WORD_SHARE_SQL, params)
+            rows = cursor.fetchall()
+        fresh = dict.fromkeys(missing, 1.0)  # names of several words: not a plain word
+        fresh |= {pk: min(1.0, linked / said) for pk, linked, said in rows if said > 0}
+        cache.set_many({keys[pk]: share for pk, share in fresh.items()}, SPECIFICITY_TTL)
+        shares |= fresh
+    return {pk: share for pk, share in shares.items() if share < 1.0}
 
 
 def entity_scores(
@@ -234,11 +279,12 @@ def graph_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
 def graph_boost(
     *, project: Project, query: SearchQuery, hits: list[SearchHit], prepared: Any = None
 ) -> dict:
-    """Hybrid: when the query names known entities, add up to BOOST_WEIGHT to the hits
-    linked to them or to their direct neighbours (`graph_weight`, `graph_depth` options),
-    each entity weighted by its specificity so ubiquitous ones barely count. `prepared` is
-    what `graph_boost.prepare` returned for this query (hybrid computes it while its
-    semantic statement runs); without it the boost prepares itself."""
+    """Hybrid: when the query names known entities, raise the hits linked to them or to
+    their direct neighbours by a share of their relevance, up to BOOST_WEIGHT of it
+    (`graph_weight`, `graph_depth` options; `graph_share`), each entity weighted by its
+    specificity so ubiquitous ones barely count. `prepared` is what `graph_boost.prepare`
+    returned for this query (hybrid computes it while its semantic statement runs); without
+    it the boost prepares itself."""
     if not hits:
         return {}
     scores = graph_boost_scores(project=project, query=query) if prepared is None else prepared
@@ -246,7 +292,20 @@ def graph_boost(
         return {}
     weight = _boost_weight(query)
     ranked = _memory_scores(project, scores, [hit.memory.pk for hit in hits])
-    return {memory_id: weight * score for memory_id, (score, _) in ranked.items() if score > 0}
+    relevance = {hit.memory.pk: hit.score for hit in hits}
+    return {
+        memory_id: graph_share(weight, score, relevance[memory_id])
+        for memory_id, (score, _) in ranked.items()
+        if score > 0
+    }
+
+
+def graph_share(weight: float, graph_score: float, relevance: float) -> float:
+    """What the graph adds to a hit: a share of the relevance its text earned, not a fixed
+    amount, so a name the question shares with an otherwise unrelated memory (one word,
+    "Go" in "where did she go to college") cannot lift it above the memories that answer:
+    a hit fully explained by the graph gains `weight` × its relevance."""
+    return weight * graph_score * relevance
 
 
 def graph_boost_scores(*, project: Project, query: SearchQuery) -> dict[int, float]:
@@ -260,6 +319,8 @@ def graph_boost_scores(*, project: Project, query: SearchQuery) -> dict[int, flo
     seeds = {pk: score * weights[pk] for pk, score in seeds.items() if weights[pk] > 0}
     if not seeds:
         return {}
+    for pk, share in name_as_word_share(project=project, entity_ids=list(seeds)).items():
+        seeds[pk] *= share
     depth = _depth_option(query, "graph_depth", BOOST_DEPTH)
     return entity_scores(project=project, seeds=seeds, depth=depth, scope=scope)
 

@@ -17,9 +17,18 @@ MEMORY_SEARCH_CACHE_ENTRIES = env_int("MEMORY_SEARCH_CACHE_ENTRIES", 2000, minim
 # python -m benchmarks.locomo --min-similarity 0.15). Any floor from 0 to 0.25 scores the
 # same on both; 0.15 still drops 85% of unrelated memories from the semantic candidates.
 MEMORY_SEARCH_MIN_SIMILARITY = env_float("MEMORY_SEARCH_MIN_SIMILARITY", 0.15, minimum=0, maximum=1)
-MEMORY_SEARCH_FUSION = env_choice("MEMORY_SEARCH_FUSION", "minmax", {"minmax", "rrf"})
-# 0.5 and min-max fusion: best hybrid recall on LoCoMo (docs/benchmarks.md); the seed says 0.4.
-MEMORY_SEARCH_HYBRID_ALPHA = env_float("MEMORY_SEARCH_HYBRID_ALPHA", 0.5, minimum=0, maximum=1)
+MEMORY_SEARCH_FUSION = env_choice(
+    "MEMORY_SEARCH_FUSION", "calibrated", {"calibrated", "minmax", "rrf"}
+)
+# The keyword weight. Calibrated fusion 0.7: the paraphrase check's hit@1 equals semantic
+# search's with LoCoMo R@10 unchanged (docs/search.md, "Calibrated fusion"); min-max and RRF
+# were chosen at 0.5 on LoCoMo.
+MEMORY_SEARCH_HYBRID_ALPHA = env_float(
+    "MEMORY_SEARCH_HYBRID_ALPHA",
+    0.7 if MEMORY_SEARCH_FUSION == "calibrated" else 0.5,
+    minimum=0,
+    maximum=1,
+)
 MEMORY_SEARCH_RRF_K = env_int("MEMORY_SEARCH_RRF_K", 60, minimum=1)
 MEMORY_SEARCH_CANDIDATES = env_int("MEMORY_SEARCH_CANDIDATES", 50, minimum=1)
 # Keyword scoring reads at most this many memories per query term (docs/search.md).

@@ -218,6 +218,18 @@ def test_search_entities_by_name_tolerates_typos(alice):
     assert names == ["Kubernetes"]
 
 
+def test_search_entities_by_name_puts_the_exact_name_or_alias_first(alice):
+    create_entity(alice, "Bob's Burgers", "organization")
+    create_entity(alice, "Bobby Tables")
+    create_entity(alice, "Robert Smith", aliases=["Bob"])
+    names = [e["name"] for e in alice.get("/api/v1/entities/", {"q": "bob"}).json()["results"]]
+    assert names[0] == "Robert Smith"
+    create_entity(alice, "Alice Chen")
+    create_entity(alice, "Alice")
+    names = [e["name"] for e in alice.get("/api/v1/entities/", {"q": "alice"}).json()["results"]]
+    assert names[0] == "Alice"
+
+
 def test_search_entities_by_meaning(alice):
     create_entity(alice, "PostgreSQL", "technology", description="relational database")
     create_entity(alice, "Paris", "location", description="capital of France")

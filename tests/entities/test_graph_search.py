@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from entities.selectors.search import entities_in_text, graph_boost, graph_search
+from entities.selectors.search import BOOST_WEIGHT, entities_in_text, graph_boost, graph_search
 from memories.selectors.search_types import SearchHit, SearchQuery
 from tests.entities.conftest import build_graph
 
@@ -79,7 +79,8 @@ def test_graph_boost_raises_hits_linked_to_entities_the_query_names(alice, remem
     ]
     boosts = graph_boost(project=alice.project, query=SearchQuery(text="Google"), hits=hits)
     assert set(map(str, boosts)) == {linked["id"]}
-    assert 0 < next(iter(boosts.values())) <= 0.2
+    # a share of the hit's relevance, at most graph_weight (BOOST_WEIGHT) of it
+    assert 0 < next(iter(boosts.values())) <= BOOST_WEIGHT * 0.5
     off = graph_boost(
         project=alice.project,
         query=SearchQuery(text="Google", options={"graph_weight": 0}),

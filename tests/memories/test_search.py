@@ -156,8 +156,8 @@ def test_hybrid_graph_boost_is_the_same_on_two_threads_as_inline() -> None:
         memory_search(project=alice.project, query=bad)
 
 
-@pytest.mark.parametrize("fusion", ["minmax", "rrf"])
-def test_hybrid_supports_both_fusions(alice, remember, fusion) -> None:
+@pytest.mark.parametrize("fusion", ["calibrated", "minmax", "rrf"])
+def test_hybrid_supports_every_fusion(alice, remember, fusion) -> None:
     remember("canine behavior training tips")
     remember("gardening in spring")
     body = search(alice, query="training dogs", fusion=fusion)

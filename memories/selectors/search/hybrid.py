@@ -1,12 +1,19 @@
 """Hybrid mode (the default): keyword and semantic candidates fused into one relevance.
 
-Two fusions, chosen per query with `options={"fusion": ...}` or MEMORY_SEARCH_FUSION:
+Three fusions, chosen per query with `options={"fusion": ...}` or MEMORY_SEARCH_FUSION:
 
-- `minmax`: α × min-max-normalised keyword rank + (1 − α) × cosine
-  similarity; a memory found by one signal only gets that signal's share. α = `alpha`
-  option or MEMORY_SEARCH_HYBRID_ALPHA (0.5, chosen on LoCoMo; the seed says 0.4).
+- `calibrated` (the default, search/fusion.py): α × keyword evidence (the IDF-weighted
+  share of the query's terms a memory holds, squared, full at 0.6 of them) + (1 − α) ×
+  semantic evidence (the cosine similarity above a floor over a fixed span); a list of
+  weak matches keeps weak evidence. α 0.7.
+- `minmax`: α × min-max-normalised keyword rank + (1 − α) × cosine similarity; a memory
+  found by one signal only gets that signal's share. α 0.5, chosen on LoCoMo. The best
+  keyword match gets 1.0 whatever it matched, one common word included.
 - `rrf`: reciprocal-rank fusion, α/(k + keyword rank) + (1 − α)/(k + semantic rank), scaled
-  so rank 1 in both is 1.0; k = MEMORY_SEARCH_RRF_K (60).
+  so rank 1 in both is 1.0; k = MEMORY_SEARCH_RRF_K (60). α 0.5.
+
+α is the `alpha` option, else MEMORY_SEARCH_HYBRID_ALPHA for the configured fusion, else
+(a request naming another fusion) that fusion's own (FUSION_ALPHA).
 
 The memories stored just before and after the best hits in their run get a share of their
 relevance (search/neighbours.py: an answer often follows the turn that matched the question).
@@ -36,17 +43,19 @@ from memories.selectors.search.dispatch import (
     compiled_search_base,
     resolve_boosts,
 )
-from memories.selectors.search.keyword import keyword_ranked, query_lexemes
+from memories.selectors.search.fusion import fuse as calibrated_fuse
+from memories.selectors.search.keyword import KeywordSide, keyword_side, query_lexemes
 from memories.selectors.search.neighbours import add_neighbours
 from memories.selectors.search.semantic import min_similarity_of, semantic_ranked_for
-from memories.selectors.search.summaries import with_summaries
+from memories.selectors.search.summaries import keyword_matches_with_summaries
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
 from memoryplatform.lib.db_threads import beside
 from memoryplatform.lib.errors import InvalidInput, ProviderError, check_unit_interval
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
-FUSIONS = ("minmax", "rrf")
+FUSIONS = ("calibrated", "minmax", "rrf")
+FUSION_ALPHA = {"calibrated": 0.7, "minmax": 0.5, "rrf": 0.5}  # each one's measured best
 
 
 def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
@@ -70,7 +79,7 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
             return None
 
     semantic_soon = beside(semantic_side)
-    keyword = keyword_ranked(
+    keyword = keyword_side(
         base,
         query.text,
         limit=pool,
@@ -80,9 +89,14 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
     )
     boosts = _prepare_boosts(project, query) if _boosted(query) else []
     semantic = semantic_soon.result()
-    keyword = _with_summaries(project, query, base, keyword, pool)
-    fuse = _minmax if fusion == "minmax" else _rrf
-    hits = add_neighbours(base, fuse(keyword, semantic or [], alpha), query)
+    keyword = keyword_matches_with_summaries(
+        project_id=project.pk,
+        base=base,
+        side=keyword,
+        lexemes=query_lexemes(query.text, project_id=project.pk),
+        limit=pool,
+    )
+    hits = add_neighbours(base, _fused(fusion, keyword, semantic or [], alpha), query)
     if semantic is None:
         for hit in hits:
             hit.parts["semantic_unavailable"] = 1.0
@@ -90,39 +104,33 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
     return hits
 
 
-def _with_summaries(
-    project: Project, query: SearchQuery, base: Any, keyword: Ranked, pool: int
-) -> Ranked:
-    """The keyword side with what the memories' summaries match (search/summaries.py; the
-    semantic side has its summaries' matches already)."""
-    found, _ = with_summaries(
-        project_id=project.pk,
-        base=base,
-        keyword=keyword,
-        semantic=None,
-        lexemes=query_lexemes(query.text, project_id=project.pk),
-        vector=None,
-        limit=pool,
-        min_similarity=0.0,
-    )
-    return found or []
-
-
 def _fusion_options(options: dict[str, Any]) -> tuple[str, float]:
     fusion = options.get("fusion") or settings.MEMORY_SEARCH_FUSION
     if fusion not in FUSIONS:
         raise InvalidInput("unknown fusion", fields={"fusion": [f"one of {', '.join(FUSIONS)}"]})
     alpha = options.get("alpha")
+    if alpha is None and fusion != settings.MEMORY_SEARCH_FUSION:
+        alpha = FUSION_ALPHA[fusion]  # a request naming another fusion gets that one's own
     alpha = settings.MEMORY_SEARCH_HYBRID_ALPHA if alpha is None else alpha
     return fusion, check_unit_interval("alpha", alpha)
 
 
-def fuse(keyword: Ranked, semantic: Ranked, options: dict[str, Any]) -> list[SearchHit]:
+def fuse(keyword: KeywordSide, semantic: Ranked, options: dict[str, Any]) -> list[SearchHit]:
     """Keyword and semantic rankings fused as hybrid search fuses them, by the `fusion` and
     `alpha` options (or their settings): for rankings of anything with a `pk`, so document
     passages (the documents app) are fused exactly as memories are."""
     fusion, alpha = _fusion_options(options)
-    return (_minmax if fusion == "minmax" else _rrf)(keyword, semantic, alpha)
+    return _fused(fusion, keyword, semantic, alpha)
+
+
+def _fused(fusion: str, keyword: KeywordSide, semantic: Ranked, alpha: float) -> list[SearchHit]:
+    match fusion:
+        case "calibrated":
+            return calibrated_fuse(keyword.ranked, semantic, keyword.coverage, alpha)
+        case "minmax":
+            return _minmax(keyword.ranked, semantic, alpha)
+        case _:
+            return _rrf(keyword.ranked, semantic, alpha)
 
 
 def _minmax(keyword: Ranked, semantic: Ranked, alpha: float) -> list[SearchHit]:

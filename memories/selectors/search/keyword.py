@@ -22,6 +22,7 @@ import functools
 import math
 import re
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -39,6 +40,7 @@ from memories.selectors.search.dispatch import (
     compiled_search_base,
     search_base,
 )
+from memories.selectors.search.fusion import idf_coverage, idf_weights
 from memories.selectors.search.statements import fetch_with_settings
 from memories.selectors.search_types import Ranked, SearchHit
 from memories.selectors.search_types import SearchQuery as MemorySearchQuery
@@ -64,6 +66,18 @@ class RankCD(Func):
     output_field = FloatField()
 
 
+@dataclass
+class KeywordSide:
+    """A keyword ranking and how much of the query each match holds: `coverage` {pk: the
+    IDF-weighted share of the query's terms it contains} (search/fusion.py), `idf` {lexeme:
+    weight} for matches found elsewhere (the summaries'). A strict (all terms) match covers
+    the whole query and is left out of `coverage`."""
+
+    ranked: Ranked
+    coverage: dict[Any, float] = field(default_factory=dict)
+    idf: dict[str, float] = field(default_factory=dict)
+
+
 def keyword_ranked(
     queryset: QuerySet[Memory] | SearchBase,
     text: str,
@@ -75,12 +89,27 @@ def keyword_ranked(
 ) -> Ranked:
     """(memory, score) for the best `limit` matches of `text` within `queryset`, the memories
     of a project holding `share` of the table (`project_share`)."""
+    return keyword_side(
+        queryset, text, limit=limit, match=match, share=share, project_id=project_id
+    ).ranked
+
+
+def keyword_side(
+    queryset: QuerySet[Memory] | SearchBase,
+    text: str,
+    *,
+    limit: int,
+    match: str = "any",
+    share: float = 1.0,
+    project_id: int | None = None,
+) -> KeywordSide:
+    """`keyword_ranked`'s matches with the share of the query each holds (one statement)."""
     base = search_base(queryset)
     if match == "all" or _WEBSEARCH_SYNTAX.search(text):
-        return _strict_ranked(base.queryset(), text, limit=limit)
+        return KeywordSide(_strict_ranked(base.queryset(), text, limit=limit))
     lexemes = query_lexemes(text, project_id=project_id)
     if not lexemes:
-        return []
+        return KeywordSide([])
     return _idf_ranked(base, lexemes, limit=limit, share=share)
 
 
@@ -116,10 +145,13 @@ def _cached_lexemes(project_id: int | None, text: str) -> tuple[str, ...]:
         return tuple(cursor.fetchone()[0][:MAX_TERMS])
 
 
-def _idf_ranked(base: SearchBase, lexemes: list[str], *, limit: int, share: float = 1.0) -> Ranked:
+def _idf_ranked(
+    base: SearchBase, lexemes: list[str], *, limit: int, share: float = 1.0
+) -> KeywordSide:
     """(memory, Σ idf(term) over the query terms it contains) for the top `limit`, best
     first, each memory loaded with the candidate fields (and effective_confidence when the
-    queryset has it) by the same statement.
+    queryset has it) by the same statement, which also returns the terms each holds and
+    the frequencies, for its coverage of the query (the IDF-weighted share of its terms).
 
     Scored over a bounded candidate set so a common word costs the same at 1k or 1M
     memories: for each term at most `term_cap` matching memories, plus up to `term_cap`
@@ -161,7 +193,7 @@ def _idf_ranked(base: SearchBase, lexemes: list[str], *, limit: int, share: floa
         )
         params += [*index_params, max(1, math.ceil(cap * SAMPLE_ENOUGH)), cap]
     columns = [f"t{i}" for i in range(len(lexemes))]
-    idf_terms = []
+    idf_terms, dfs = [], []
     # A skipped term counts as if its branch had brought its `cap` memories (all of them
     # with the term, none with the others): the frequencies are those of the full statement.
     total = f"(count(*) OVER () + {len(skipped) * cap})::float8"
@@ -169,6 +201,7 @@ def _idf_ranked(base: SearchBase, lexemes: list[str], *, limit: int, share: floa
         # float8 throughout: ln() on numeric (what count() + 0.5 would be) costs ~2 µs a row
         extra = cap if i in skipped else 0
         df = f"(count(*) FILTER (WHERE {column}) OVER () + {extra})::float8"
+        dfs.append(df)
         idf_terms.append(f"ln(1 + ({total} - {df} + 0.5) / ({df} + 0.5)) * {column}::int")
     # The best rows are read back through the base (one index probe each), which also
     # computes the effective confidence ranking needs: no second round trip for the rows.
@@ -180,23 +213,30 @@ def _idf_ranked(base: SearchBase, lexemes: list[str], *, limit: int, share: floa
             FROM ({" UNION ALL ".join(sql_parts)}) AS u(id, {", ".join(columns)})
             GROUP BY id
         ), scored AS (
-            SELECT id, {" + ".join(idf_terms)} AS score FROM candidates
+            SELECT id, {" + ".join(idf_terms)} AS score, ARRAY[{", ".join(columns)}] AS held,
+                {total} AS total, ARRAY[{", ".join(dfs)}] AS dfs
+            FROM candidates
         ), best AS (
-            SELECT id, score FROM scored ORDER BY score DESC LIMIT %s
+            SELECT id, score, held, total, dfs FROM scored ORDER BY score DESC LIMIT %s
         )
         SELECT {", ".join(f"r.{field}" for field in fields)}, r.ec, best.score,
-            ts_rank_cd(r.sv, {any_term}, {RANK_NORMALIZATION}) AS tie
+            ts_rank_cd(r.sv, {any_term}, {RANK_NORMALIZATION}) AS tie,
+            best.held, best.total, best.dfs
         FROM best JOIN {base.source("r")} ON r.id = best.id
         ORDER BY best.score DESC, tie DESC LIMIT %s
     """
     params = [*sample_params, *params, limit * TIE_BREAK_POOL, *lexemes, *base.params, limit]
     fetched = _fetch_without_sequential_scans(base.db, sql, params)
-    ranked = []
+    # every row carries the statement's frequencies: a query's terms weigh in its coverage
+    # what they weigh in its ranking
+    weights = idf_weights(fetched[0][-2], fetched[0][-1]) if fetched else []
+    side = KeywordSide([], {}, dict(zip(lexemes, weights, strict=False)))
     for row in fetched:
         found = candidate(row, row[len(fields)] if base.confidence else None)
-        score, tie = row[-2], row[-1]
-        ranked.append((found, float(score) + float(tie) * 1e-3))
-    return ranked
+        score, tie, held = row[-5], row[-4], row[-3]
+        side.ranked.append((found, float(score) + float(tie) * 1e-3))
+        side.coverage[found.pk] = idf_coverage(held, weights)
+    return side
 
 
 _TERM = "{alias}.sv @@ quote_literal(%s)::tsquery"  # folded to a constant at plan time

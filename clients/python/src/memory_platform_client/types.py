@@ -23,7 +23,7 @@ MemoryType = Literal[
 ]
 MemoryState = Literal["active", "dormant", "archived", "expired"]
 SearchMode = Literal["hybrid", "keyword", "semantic", "graph"]
-Fusion = Literal["minmax", "rrf"]
+Fusion = Literal["calibrated", "minmax", "rrf"]
 LinkType = Literal[
     "relates_to",
     "supports",
