@@ -4,6 +4,7 @@ and the tests that run against Citus (docs/scaling.md, "Running on Citus").
     python -m benchmarks.citus.cluster start  --pg /path/to/postgres-with-citus
     python -m benchmarks.citus.cluster status
     python -m benchmarks.citus.cluster stop
+    python -m benchmarks.citus.cluster reset --database memoryplatform   # drop, set up again
     python -m benchmarks.citus.cluster destroy          # stop, then delete the data directories
 
 `--pg` is a PostgreSQL installation (its `bin/`, `lib/`, `share/`) that has the Citus and
@@ -78,7 +79,7 @@ def _ensure_user(name: str) -> None:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=("start", "stop", "status", "destroy"))
+    parser.add_argument("action", choices=("start", "stop", "status", "reset", "destroy"))
     parser.add_argument("--pg", default=DEFAULT_PG, help="PostgreSQL install with Citus")
     parser.add_argument("--root", default=str(ROOT / "var" / "citus"), help="data directories")
     parser.add_argument("--port", type=int, default=9700, help="coordinator; workers follow")
@@ -189,6 +190,13 @@ class Cluster:
                 if not known:
                     conn.execute("SELECT citus_add_node(%s, %s)", [HOST, self.ports[node]])
 
+    def drop_database(self, database: str) -> None:
+        import psycopg
+
+        for node in NODES:
+            with psycopg.connect(self.url(node, "postgres"), autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
     def status(self, databases: list[str]) -> list[str]:
         import psycopg
 
@@ -225,7 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     cluster = Cluster(args.pg, args.root, args.port)
     databases = args.database or list(DATABASES)
-    if args.action == "start":
+    if args.action == "reset":
+        for database in databases:
+            cluster.drop_database(database)
+            cluster.setup_database(database)
+    elif args.action == "start":
         cluster.check_install()
         for node in NODES:
             cluster.init(node)
