@@ -8,6 +8,13 @@ table's key in the database is `(id, project_id)` (memoryplatform/migrations/
 `GROUP BY id` no longer covers the key and PostgreSQL refuses the other columns. Here the
 table's `project_id` is grouped by beside its id: the whole key, and the same groups (an id
 is one row).
+
+On a Citus coordinator (memoryplatform/db/citus.py), a join between two tenant tables also
+matches their `project_id` (`ON b.id = a.memory_id AND b.project_id = a.project_id`): both
+tables are distributed by it, and only a join on the distribution column lets Citus keep a
+project's query on the one shard that holds the project (a join on the id alone would need
+rows moved between nodes). Every reference between tenant rows stays within its project
+(the composite foreign keys), so the rows joined are the same.
 """
 
 from __future__ import annotations
@@ -15,9 +22,11 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from django.apps import apps
 from django.db import models
 from django.db.backends.postgresql import compiler
-from django.db.backends.postgresql.compiler import SQLInsertCompiler
+from django.db.models.sql import compiler as base_compiler
+from django.db.models.sql.datastructures import Join
 
 __all__ = [
     "SQLAggregateCompiler",
@@ -37,7 +46,30 @@ def _project_column(model: type[models.Model]) -> models.Field | None:
     return None
 
 
+@functools.cache
+def _tenant_tables() -> frozenset[str]:
+    """The tables of models with a `project_id` column beside their primary key."""
+    return frozenset(
+        model._meta.db_table for model in apps.get_models() if _project_column(model) is not None
+    )
+
+
 class SQLCompiler(compiler.SQLCompiler):
+    def compile(self, node: Any) -> Any:
+        sql, params = super().compile(node)
+        if type(node) is Join and self._same_project_join(node):
+            qn = self.quote_name_unless_alias
+            match = f"{qn(node.parent_alias)}.project_id = {qn(node.table_alias)}.project_id"
+            sql = f"{sql[:-1]} AND {match})"  # inside the ON (...) clause
+        return sql, params
+
+    def _same_project_join(self, join: Join) -> bool:
+        if not getattr(self.connection, "is_citus", False):
+            return False
+        parent = self.query.alias_map.get(join.parent_alias)
+        tenant = _tenant_tables()
+        return parent is not None and join.table_name in tenant and parent.table_name in tenant
+
     def collapse_group_by(self, expressions: list[Any], having: Any) -> list[Any]:
         expressions = list(super().collapse_group_by(expressions, having))
         grouped = {(getattr(e, "alias", None), getattr(e, "target", None)) for e in expressions}
@@ -53,12 +85,36 @@ class SQLCompiler(compiler.SQLCompiler):
         return expressions
 
 
+class SQLInsertCompiler(compiler.SQLInsertCompiler, SQLCompiler):
+    def assemble_as_sql(self, fields: Any, value_rows: Any) -> Any:
+        """On Citus, a bulk insert is a multi-row VALUES list, not Django's `INSERT ...
+        SELECT FROM UNNEST(...)`: Citus runs an INSERT ... SELECT from a source that is not a
+        distributed table through the coordinator with COPY, which row-level security
+        refuses; VALUES rows are sent to their shards as they are."""
+        if getattr(self.connection, "is_citus", False):
+            return base_compiler.SQLInsertCompiler.assemble_as_sql(self, fields, value_rows)
+        return super().assemble_as_sql(fields, value_rows)
+
+
 class SQLDeleteCompiler(compiler.SQLDeleteCompiler, SQLCompiler):
     pass
 
 
 class SQLUpdateCompiler(compiler.SQLUpdateCompiler, SQLCompiler):
-    pass
+    def as_sql(self) -> Any:
+        """On Citus, an update that sets a tenant row's `project_id` (a model's `save()` sets
+        every column) filters by it instead: Citus refuses to assign the distribution
+        column, and the filter routes the update to the project's shard. A row never
+        changes project."""
+        if getattr(self.connection, "is_citus", False):
+            project = _project_column(self.query.model) if self.query.model else None
+            if project is not None:
+                kept = [value for value in self.query.values if value[0] != project]
+                if len(kept) < len(self.query.values):
+                    assigned = next(v for v in self.query.values if v[0] == project)[2]
+                    self.query.values = kept
+                    self.query.add_q(models.Q(**{project.attname: assigned}))
+        return super().as_sql()
 
 
 class SQLAggregateCompiler(compiler.SQLAggregateCompiler, SQLCompiler):
