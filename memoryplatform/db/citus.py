@@ -64,17 +64,25 @@ def is_citus(cursor: Any) -> bool:
     return cursor.fetchone() is not None
 
 
-def scope_statements(project: str, every: str) -> str:
-    """One simple-protocol batch that puts a scope on the current transaction and every
-    worker connection it uses. `project` is digits or empty, `every` 'on' or empty."""
+def scope_statements(scope: tuple[str, str], previous: tuple[str, str] | None) -> list[str]:
+    """The `SET LOCAL` statements that put `scope` (rls.scope_values) on the current
+    transaction, which held `previous` (None: not known). Each goes alone: Citus forwards a
+    SET by sending the whole query string it came in, which must hold nothing else. A fresh
+    transaction holds ('', '') and needs at most one."""
+    project, every = scope
     if not project.isdigit() and project != "":
         raise ValueError(f"a project id is a number, not {project!r}")
     every = "on" if every == "on" else ""
-    return (
-        "SET LOCAL citus.propagate_set_commands = 'local'; "
-        f"SET LOCAL {rls.PROJECT_SETTING} = '{project}'; "
-        f"SET LOCAL {rls.ALL_SETTING} = '{every}'"
-    )
+    old = previous or ("?", "?")
+    statements = []
+    if project != old[0]:
+        statements.append(f"SET LOCAL {rls.PROJECT_SETTING} = '{project}'")
+    if every != old[1]:
+        statements.append(f"SET LOCAL {rls.ALL_SETTING} = '{every}'")
+    return statements
+
+
+FRESH = ("", "")  # the scope of a transaction that set none
 
 
 @dataclass
@@ -227,6 +235,7 @@ def distribute(
         for table, name, definition in keys:
             cursor.execute(f'ALTER TABLE "{table}" ADD CONSTRAINT "{name}" {definition}')
         _query_settings(cursor, ef_search)
+        _propagate_set_local(cursor)
         if anchor:
             cursor.execute(
                 "SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = %s::regclass", [anchor]
@@ -274,6 +283,15 @@ def _query_settings(cursor: Any, ef_search: int | None) -> None:
         ("hnsw.iterative_scan", "relaxed_order"),
     ):  # Citus sends ALTER DATABASE ... SET on to every node
         cursor.execute(f"ALTER DATABASE \"{database}\" SET {setting} = '{value}'")
+
+
+def _propagate_set_local(cursor: Any) -> None:
+    """Every later session of the database forwards its `SET LOCAL`s (the row-level security
+    scope) to the workers; this one too."""
+    cursor.execute("SELECT current_database()")
+    database = cursor.fetchone()[0].replace('"', '""')
+    cursor.execute(f"ALTER DATABASE \"{database}\" SET citus.propagate_set_commands = 'local'")
+    cursor.execute("SET citus.propagate_set_commands = 'local'")
 
 
 def distribution(cursor: Any) -> dict[str, str]:

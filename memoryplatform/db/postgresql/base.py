@@ -235,7 +235,12 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if self._scope_is_local:
             if self.get_autocommit():
                 return  # each statement is its own transaction: _citus_scoped_statement
-            self.connection.execute(citus.scope_statements(*rls.scope_values(scope)))
+            fresh = self.connection.info.transaction_status == _IDLE  # nothing run in it yet
+            sent = self._scope_sent
+            previous = None if sent is _UNKNOWN else rls.scope_values(sent)
+            previous = citus.FRESH if fresh else previous
+            for statement in citus.scope_statements(rls.scope_values(scope), previous):
+                self.connection.execute(statement)
         else:
             sql, params = rls.scope_statement(scope)
             self.connection.execute(sql, params)
@@ -255,8 +260,10 @@ class DatabaseWrapper(base.DatabaseWrapper):
             or (isinstance(sql, str) and _NO_TRANSACTION.search(sql))
         ):
             return execute(sql, params, many, context)
-        raw.execute(f"BEGIN; {citus.scope_statements(*rls.scope_values(current_scope()))}")
+        raw.execute("BEGIN")
         try:
+            for statement in citus.scope_statements(rls.scope_values(current_scope()), citus.FRESH):
+                raw.execute(statement)
             result = execute(sql, params, many, context)
         except BaseException:
             if not raw.closed:
