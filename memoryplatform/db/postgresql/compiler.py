@@ -28,6 +28,8 @@ from django.db.backends.postgresql import compiler
 from django.db.models.sql import compiler as base_compiler
 from django.db.models.sql.datastructures import Join
 
+from memoryplatform.lib.rls import current_scope
+
 __all__ = [
     "SQLAggregateCompiler",
     "SQLCompiler",
@@ -54,7 +56,41 @@ def _tenant_tables() -> frozenset[str]:
     )
 
 
+def _scoped_project() -> int | None:
+    """The project of the calling code's row-level security scope, if it is one project."""
+    scope = current_scope()
+    return scope if isinstance(scope, int) and not isinstance(scope, bool) else None
+
+
 class SQLCompiler(compiler.SQLCompiler):
+    _executing = False  # compiled to run now, not kept as text (sql_with_params, subqueries)
+
+    def execute_sql(self, *args: Any, **kwargs: Any) -> Any:
+        self._executing = True
+        return super().execute_sql(*args, **kwargs)
+
+    def as_sql(self, *args: Any, **kwargs: Any) -> Any:
+        self._route_to_project()
+        return super().as_sql(*args, **kwargs)
+
+    def _route_to_project(self) -> None:
+        """On Citus, a statement on a tenant table run in one project's scope names that
+        project (`AND project_id = <the scope's>`), so Citus sends it to the project's shard
+        alone: a look-up by id would otherwise go to every shard, and a locking one (FOR
+        UPDATE) would be refused. Row-level security already limits the statement to those
+        rows, so the rows are the same. Only a statement compiled to run now: the text of one
+        compiled for later (a search's statement, kept per process) must not carry a
+        project."""
+        model = self.query.model
+        if not self._executing or model is None or not getattr(self.connection, "is_citus", False):
+            return
+        project, column = _scoped_project(), _project_column(model)
+        if project is None or column is None or getattr(self, "_routed", False):
+            return
+        self.query = self.query.clone()
+        self.query.add_q(models.Q(**{column.attname: project}))
+        self._routed = True
+
     def compile(self, node: Any) -> Any:
         sql, params = super().compile(node)
         if type(node) is Join and self._same_project_join(node):
@@ -85,6 +121,13 @@ class SQLCompiler(compiler.SQLCompiler):
         return expressions
 
 
+def _filters_by_pk(query: Any) -> bool:
+    return any(
+        getattr(getattr(child, "lhs", None), "target", None) is query.model._meta.pk
+        for child in query.where.children
+    )
+
+
 class SQLInsertCompiler(compiler.SQLInsertCompiler, SQLCompiler):
     def assemble_as_sql(self, fields: Any, value_rows: Any) -> Any:
         """On Citus, a bulk insert is a multi-row VALUES list, not Django's `INSERT ...
@@ -97,23 +140,24 @@ class SQLInsertCompiler(compiler.SQLInsertCompiler, SQLCompiler):
 
 
 class SQLDeleteCompiler(compiler.SQLDeleteCompiler, SQLCompiler):
-    pass
+    def as_sql(self, *args: Any, **kwargs: Any) -> Any:
+        self._route_to_project()
+        return super().as_sql(*args, **kwargs)
 
 
 class SQLUpdateCompiler(compiler.SQLUpdateCompiler, SQLCompiler):
     def as_sql(self) -> Any:
-        """On Citus, an update that sets a tenant row's `project_id` (a model's `save()` sets
-        every column) filters by it instead: Citus refuses to assign the distribution
-        column, and the filter routes the update to the project's shard. A row never
-        changes project."""
-        if getattr(self.connection, "is_citus", False):
+        """On Citus, a model's `save()` (an update by primary key that sets every column,
+        `project_id` included) outside a project's scope also filters by the project it
+        sets: Citus refuses to assign the distribution column unless the statement is
+        limited to rows that already have that value, and the filter routes it to the
+        project's shard. In a project's scope `_route_to_project` adds the scope's."""
+        self._route_to_project()
+        if getattr(self.connection, "is_citus", False) and _scoped_project() is None:
             project = _project_column(self.query.model) if self.query.model else None
-            if project is not None:
-                kept = [value for value in self.query.values if value[0] != project]
-                if len(kept) < len(self.query.values):
-                    assigned = next(v for v in self.query.values if v[0] == project)[2]
-                    self.query.values = kept
-                    self.query.add_q(models.Q(**{project.attname: assigned}))
+            assigned = [value for field, _model, value in self.query.values if field == project]
+            if assigned and _filters_by_pk(self.query):
+                self.query.add_q(models.Q(**{project.attname: assigned[0]}))  # type: ignore[union-attr]
         return super().as_sql()
 
 
