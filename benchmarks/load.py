@@ -220,7 +220,9 @@ async def run_level(
         )
         level.seconds = time.perf_counter() - started
         after = cpu_seconds()
-    level.cpu = {name: round((after[name] - before[name]) / level.seconds, 2) for name in before}
+    level.cpu = {
+        name: round((after[name] - before.get(name, 0.0)) / level.seconds, 2) for name in after
+    }
     return level
 
 
@@ -274,6 +276,9 @@ def request_for(
 def cpu_seconds() -> dict[str, float]:
     """CPU seconds used so far by the benchmark's server (and its children) and by PostgreSQL."""
     totals = {"server": 0.0, "postgres": 0.0}
+    nodes = _citus_postmasters()  # the local Citus cluster's nodes, counted apart too
+    parents: dict[int, int] = {}
+    postgres: dict[int, float] = {}
     me = os.getpid()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -288,9 +293,27 @@ def cpu_seconds() -> dict[str, float]:
         seconds = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
         if name.startswith("postgres"):
             totals["postgres"] += seconds
+            parents[int(entry.name)] = int(fields[1])
+            postgres[int(entry.name)] = seconds
         elif (" serve " in f"{cmdline} " or "daphne --fd" in cmdline) and int(entry.name) != me:
             totals["server"] += seconds
+    for pid, seconds in postgres.items():
+        node = nodes.get(pid) or nodes.get(parents.get(pid, 0))
+        if node:
+            totals[f"citus {node}"] = totals.get(f"citus {node}", 0.0) + seconds
     return totals
+
+
+def _citus_postmasters() -> dict[int, str]:
+    """{postmaster pid: node} of the cluster benchmarks/citus/cluster.py runs (var/citus)."""
+    found = {}
+    root = Path(__file__).resolve().parent.parent / "var" / "citus"
+    for pidfile in root.glob("*/postmaster.pid"):
+        try:
+            found[int(pidfile.read_text().split()[0])] = pidfile.parent.name
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
 
 
 def print_level(level: dict[str, Any]) -> None:
