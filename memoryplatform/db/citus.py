@@ -298,3 +298,41 @@ def distribution(cursor: Any) -> dict[str, str]:
     """{table: 'distributed' | 'reference' | 'local'} of the Citus tables."""
     cursor.execute("SELECT table_name::text, citus_table_type FROM citus_tables")
     return {name: kind for name, kind in cursor.fetchall()}
+
+
+_SHARD_STATISTICS = """
+SELECT json_build_object('rows', c.reltuples, 'values', s.{values}::text::text[],
+                         'freqs', s.{freqs})
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = c.relname
+ AND s.attname = '{column}'
+WHERE c.oid = '%s'::regclass
+"""
+
+
+def shard_statistics(
+    cursor: Any, table: str, column: str, *, elements: bool = False
+) -> tuple[float, dict[str, float]]:
+    """(the table's estimated rows, {value: estimated rows holding it}) from the planner's
+    statistics of every shard of a distributed table: on the coordinator the table is an
+    empty shell whose own statistics say nothing. `elements`: the most common elements of
+    an array or tsvector column, else its most common values. Run as the owner."""
+    import json
+
+    sql = _SHARD_STATISTICS.format(
+        values="most_common_elems" if elements else "most_common_vals",
+        freqs="most_common_elem_freqs" if elements else "most_common_freqs",
+        column=column,
+    )
+    cursor.execute("SELECT success, result FROM run_command_on_shards(%s, %s)", [table, sql])
+    total = 0.0
+    found: dict[str, float] = {}
+    for success, result in cursor.fetchall():
+        if not success or not result:
+            continue
+        shard = json.loads(result)
+        rows = max(float(shard["rows"] or 0.0), 0.0)
+        total += rows
+        for value, freq in zip(shard["values"] or [], shard["freqs"] or [], strict=False):
+            found[value] = found.get(value, 0.0) + freq * rows
+    return total, found
