@@ -71,7 +71,9 @@ def test_two_projects_writes_land_on_different_workers() -> None:
     project's rows are on the node that holds its shard."""
     tenants = [make_tenant(f"spread{i}") for i in range(6)]
     for tenant in tenants:
-        response = tenant.post("/api/v1/memories/", {"content": f"fact of {tenant.project.slug}"})
+        response = tenant.post(
+            "/api/v1/memories/", {"content": f"fact of {tenant.project.slug}", "user_id": "u1"}
+        )
         assert response.status_code in (200, 201)
     placements = {}
     with connection.cursor() as cursor:
