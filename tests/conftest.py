@@ -73,13 +73,16 @@ if os.environ.get("MEMORY_TEST_CITUS") == "1":
 
     @pytest.fixture(scope="session")
     def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
+        from django.conf import settings
         from django.db import connection
 
         from memoryplatform.db import citus
         from memoryplatform.db.rls import owner_connection
 
         with django_db_blocker.unblock(), owner_connection("default", "tests: distribute"):
-            citus.distribute(connection, shard_count=CITUS_SHARDS)
+            citus.distribute(
+                connection, shard_count=CITUS_SHARDS, ef_search=settings.MEMORY_HNSW_EF_SEARCH
+            )
 
 
 @pytest.fixture
