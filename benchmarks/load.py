@@ -142,6 +142,7 @@ def store(args: argparse.Namespace, rng: random.Random) -> Any:
     from memories.models import Memory
     from memories.services.importing import memories_import
     from memoryplatform.lib.actor import command
+    from memoryplatform.lib.rls import project_scope
     from tenants.models import Project
     from tenants.services import project_create
 
@@ -155,7 +156,8 @@ def store(args: argparse.Namespace, rng: random.Random) -> Any:
     live = Memory.objects.filter(project=project, deleted_at__isnull=True).count()
     if live < args.n:
         print(f"storing {args.n - live} memories...")
-        memories_import(project=project, items=generate(args.n - live, rng), actor=command("load"))
+        with project_scope(project.pk):  # as a job: one project's (on Citus: its shard)
+            memories_import(project=project, items=generate(args.n - live, rng), actor=command("load"))
     return project
 
 

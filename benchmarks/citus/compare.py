@@ -132,7 +132,8 @@ with all_projects("benchmark"):
     rng = random.Random(5)
     while len(projects) < PROJECTS:
         project = project_create(slug=f"citus-extra-{len(projects)}")
-        memories_import(project=project, items=generate(200, rng), actor=command("bench"))
+        with project_scope(project.pk):
+            memories_import(project=project, items=generate(200, rng), actor=command("bench"))
         projects.append(project)
 with connection.cursor() as cursor:
     for project in projects:
