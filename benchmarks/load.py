@@ -157,7 +157,9 @@ def store(args: argparse.Namespace, rng: random.Random) -> Any:
     if live < args.n:
         print(f"storing {args.n - live} memories...")
         with project_scope(project.pk):  # as a job: one project's (on Citus: its shard)
-            memories_import(project=project, items=generate(args.n - live, rng), actor=command("load"))
+            memories_import(
+                project=project, items=generate(args.n - live, rng), actor=command("load")
+            )
     return project
 
 
