@@ -88,10 +88,12 @@ CROSS JOIN LATERAL (
 ) s
 """
 # Links are counted only when the boost is on: two index probes a memory otherwise wasted.
+# The project is the statement's own (every caller limits `m` to it): on Citus a statement
+# whose every table is filtered by one project runs on that project's shard.
 _LINKS = """((SELECT COUNT(*) FROM memories_memorylink l
-             WHERE l.project_id = m.project_id AND l.from_memory_id = m.id)
+             WHERE l.project_id = %(project)s AND l.from_memory_id = m.id)
           + (SELECT COUNT(*) FROM memories_memorylink l
-             WHERE l.project_id = m.project_id AND l.to_memory_id = m.id))::float8"""
+             WHERE l.project_id = %(project)s AND l.to_memory_id = m.id))::float8"""
 
 
 def _scored(link_boost: bool) -> str:
