@@ -39,6 +39,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--database", default="bench_citus")
     parser.add_argument("--port", type=int, default=9700, help="the coordinator's port")
     parser.add_argument("--skip-single", action="store_true", help="the cluster only")
+    parser.add_argument(
+        "--row-level-security",
+        action="store_true",
+        help="with row-level security on (as deployed; the benchmarks' default is off)",
+    )
     return parser.parse_args(argv)
 
 
@@ -67,14 +72,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     base = {**os.environ, "PYTHONPATH": str(ROOT), "MEMORY_LOG_LEVEL": "WARNING"}
     base.pop("DATABASE_URL", None)
-    results: dict[str, Any] = {"memories": args.n, "projects": args.projects}
+    base["MEMORY_ROW_LEVEL_SECURITY"] = "true" if args.row_level_security else "false"
+    results: dict[str, Any] = {
+        "memories": args.n,
+        "projects": args.projects,
+        "row_level_security": args.row_level_security,
+    }
     if not args.skip_single:
         print("== one node (the embedded server)")
         results["single"] = load(args, {**base, "MEMORY_EMBEDDED_DB_NAME": "bench_load"})
     print("== the Citus cluster")
     run(["-m", "benchmarks.citus.cluster", "reset", "--database", args.database], base)
     url = f"postgres://postgres@127.0.0.1:{args.port}/{args.database}"
-    cluster = {**base, "DATABASE_URL": url, "MEMORY_ROW_LEVEL_SECURITY": "false"}
+    cluster = {**base, "DATABASE_URL": url}
     run(["manage.py", "migrate", "-v", "0"], cluster)
     print(run(["manage.py", "distribute"], cluster).splitlines()[-1])
     results["cluster"] = load(args, cluster)
