@@ -109,7 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     project = store(args, rng)
     from tenants.services import api_key_create
 
-    key = api_key_create(project=project, scopes=["read", "write"], name="load").raw_key
+    from memoryplatform.lib.rls import project_scope
+
+    with project_scope(project.pk):  # the project's own row (row-level security, if on)
+        key = api_key_create(project=project, scopes=["read", "write"], name="load").raw_key
     port = free_port()
     server = start_server(port, args.env, args.checkout, args.workers)
     levels = []
