@@ -107,9 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     setup_django(os.environ["MEMORY_EMBEDDED_DB_NAME"])
     rng = random.Random(args.seed)
     project = store(args, rng)
-    from tenants.services import api_key_create
-
     from memoryplatform.lib.rls import project_scope
+    from tenants.services import api_key_create
 
     with project_scope(project.pk):  # the project's own row (row-level security, if on)
         key = api_key_create(project=project, scopes=["read", "write"], name="load").raw_key
