@@ -9,7 +9,8 @@ For each target it runs `python -m benchmarks.load` (the embedded server, then
 DATABASE_URL at the coordinator after `migrate` and `distribute` on a database of its own,
 `--database`, set up by `cluster.py reset`), with `--projects` projects of `--n` memories
 each, the load on the first. Then, on the cluster: `EXPLAIN` of a project's statements (a
-look-up, a join along a foreign key, a hybrid search's keyword branch), which must show one
+look-up, a join along a foreign key, a keyword branch, the semantic search's ranked
+statement), which must show one
 task (one shard), and where the projects' rows are (which worker). Results: JSON under
 benchmarks/results/ and a table. The coordinator's cost per request is its CPU (the
 `citus coordinator` column of the load's CPU, in cores) divided by the requests per second.
@@ -126,7 +127,7 @@ import json, os
 import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryplatform.settings")
 django.setup()
-from django.db import connection
+from django.db import connection, transaction
 from memories.models import Memory
 from memoryplatform.lib.rls import all_projects, project_scope
 from tenants.models import Project
@@ -160,9 +161,18 @@ queries = {
     "keyword branch": Memory.objects.filter(
         project=project, search_vector="dinner", deleted_at__isnull=True)[:10],
 }
-with project_scope(project.pk), connection.cursor() as cursor:
-    for name, queryset in queries.items():
-        sql, params = queryset.query.sql_with_params()
+from memories.selectors.search import search_queryset
+from memories.selectors.search.semantic import _ranked_statement, query_vector
+from memories.selectors.search_types import SearchQuery
+from memoryplatform.lib.vectors import vector_literal
+with project_scope(project.pk), transaction.atomic(), connection.cursor() as cursor:
+    statements = {
+        name: queryset.query.sql_with_params() for name, queryset in queries.items()
+    }
+    base = search_queryset(project=project, query=SearchQuery(text="dinner"))
+    vector = vector_literal(query_vector("what did we eat for dinner"))
+    statements["semantic search"] = _ranked_statement(base, vector, 10, user_scoped=False)
+    for name, (sql, params) in statements.items():
         cursor.execute("EXPLAIN " + sql, params)
         plan = [row[0] for row in cursor.fetchall()]
         tasks = [line.strip() for line in plan if "Task Count" in line]
