@@ -107,9 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     setup_django(os.environ["MEMORY_EMBEDDED_DB_NAME"])
     rng = random.Random(args.seed)
     project = store(args, rng)
+    from memoryplatform.lib.project_scope import project_scope
     from tenants.services import api_key_create
 
-    key = api_key_create(project=project, scopes=["read", "write"], name="load").raw_key
+    with project_scope(project.pk):  # the project's own row (row-level security, if on)
+        key = api_key_create(project=project, scopes=["read", "write"], name="load").raw_key
     port = free_port()
     server = start_server(port, args.env, args.checkout, args.workers)
     levels = []
@@ -142,6 +144,7 @@ def store(args: argparse.Namespace, rng: random.Random) -> Any:
     from memories.models import Memory
     from memories.services.importing import memories_import
     from memoryplatform.lib.actor import command
+    from memoryplatform.lib.project_scope import project_scope
     from tenants.models import Project
     from tenants.services import project_create
 
@@ -155,7 +158,10 @@ def store(args: argparse.Namespace, rng: random.Random) -> Any:
     live = Memory.objects.filter(project=project, deleted_at__isnull=True).count()
     if live < args.n:
         print(f"storing {args.n - live} memories...")
-        memories_import(project=project, items=generate(args.n - live, rng), actor=command("load"))
+        with project_scope(project.pk):  # as a job: one project's (on Citus: its shard)
+            memories_import(
+                project=project, items=generate(args.n - live, rng), actor=command("load")
+            )
     return project
 
 
@@ -220,7 +226,9 @@ async def run_level(
         )
         level.seconds = time.perf_counter() - started
         after = cpu_seconds()
-    level.cpu = {name: round((after[name] - before[name]) / level.seconds, 2) for name in before}
+    level.cpu = {
+        name: round((after[name] - before.get(name, 0.0)) / level.seconds, 2) for name in after
+    }
     return level
 
 
@@ -274,6 +282,9 @@ def request_for(
 def cpu_seconds() -> dict[str, float]:
     """CPU seconds used so far by the benchmark's server (and its children) and by PostgreSQL."""
     totals = {"server": 0.0, "postgres": 0.0}
+    nodes = _citus_postmasters()  # the local Citus cluster's nodes, counted apart too
+    parents: dict[int, int] = {}
+    postgres: dict[int, float] = {}
     me = os.getpid()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -288,9 +299,27 @@ def cpu_seconds() -> dict[str, float]:
         seconds = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
         if name.startswith("postgres"):
             totals["postgres"] += seconds
+            parents[int(entry.name)] = int(fields[1])
+            postgres[int(entry.name)] = seconds
         elif (" serve " in f"{cmdline} " or "daphne --fd" in cmdline) and int(entry.name) != me:
             totals["server"] += seconds
+    for pid, seconds in postgres.items():
+        node = nodes.get(pid) or nodes.get(parents.get(pid, 0))
+        if node:
+            totals[f"citus {node}"] = totals.get(f"citus {node}", 0.0) + seconds
     return totals
+
+
+def _citus_postmasters() -> dict[int, str]:
+    """{postmaster pid: node} of the cluster benchmarks/citus/cluster.py runs (var/citus)."""
+    found = {}
+    root = Path(__file__).resolve().parent.parent / "var" / "citus"
+    for pidfile in root.glob("*/postmaster.pid"):
+        try:
+            found[int(pidfile.read_text().split()[0])] = pidfile.parent.name
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
 
 
 def print_level(level: dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +57,32 @@ def bob(db: None) -> Tenant:
 @pytest.fixture
 def charlie(db: None) -> Tenant:
     return make_tenant("charlie")
+
+
+# MEMORY_TEST_CITUS=1 with DATABASE_URL at a Citus coordinator (benchmarks/citus/cluster.py
+# prepares the test database on every node): the test database is kept rather than created
+# anew (a database created on the coordinator alone would not be a Citus one), migrated, and
+# its tables distributed before the tests run (docs/scaling.md, "Running on Citus").
+CITUS_SHARDS = 8  # per table: enough for two projects to land on different workers
+
+if os.environ.get("MEMORY_TEST_CITUS") == "1":
+
+    @pytest.fixture(scope="session")
+    def django_db_keepdb() -> bool:
+        return True
+
+    @pytest.fixture(scope="session")
+    def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
+        from django.conf import settings
+        from django.db import connection
+
+        from memoryplatform.db import citus
+        from memoryplatform.db.rls import owner_connection
+
+        with django_db_blocker.unblock(), owner_connection("default", "tests: distribute"):
+            citus.distribute(
+                connection, shard_count=CITUS_SHARDS, ef_search=settings.MEMORY_HNSW_EF_SEARCH
+            )
 
 
 @pytest.fixture

@@ -199,3 +199,15 @@ def test_a_query_grouped_by_a_models_key_groups_by_its_whole_key_in_the_database
     counted = Episode.objects.annotate(n=Count("memories"))
     assert '"memories_episode"."project_id"' in str(counted.query).split("GROUP BY")[1]
     assert [(row.pk, row.n) for row in counted] == [(episode.pk, 1)]
+
+
+@pytest.mark.django_db
+def test_the_documented_statements_are_what_manage_py_distribute_runs() -> None:
+    from memoryplatform.db import citus
+
+    text = DOC.read_text()
+    block = re.search(r"```sql\n((?:(?!```).)*create_distributed_table.*?)```", text, re.S)
+    assert block
+    documented = [line for line in block.group(1).splitlines() if line.startswith("SELECT")]
+    with connection.cursor() as cursor:
+        assert documented == citus.plan(cursor).statements()

@@ -31,6 +31,11 @@ logger = logging.getLogger(__name__)
 FLUSH_DELAY_S = 1.0
 BUCKETS = len(LATENCY_BOUNDS_MS) + 1
 
+# bucket by bucket, without a sub-query (Citus runs no sub-query inside an INSERT)
+_BUCKET_SUMS = ", ".join(
+    f"COALESCE(s.latency_buckets[{i}], 0) + COALESCE(EXCLUDED.latency_buckets[{i}], 0)"
+    for i in range(1, BUCKETS + 1)
+)
 _UPSERT_SQL = f"""
 INSERT INTO {SearchStat._meta.db_table} AS s
     (project_id, day, mode, searches, empty_results, cached, latency_total_ms, latency_max_ms,
@@ -43,10 +48,7 @@ ON CONFLICT (project_id, day, mode) DO UPDATE SET
     cached = s.cached + EXCLUDED.cached,
     latency_total_ms = s.latency_total_ms + EXCLUDED.latency_total_ms,
     latency_max_ms = GREATEST(s.latency_max_ms, EXCLUDED.latency_max_ms),
-    latency_buckets = ARRAY(
-        SELECT COALESCE(a, 0) + COALESCE(b, 0)
-        FROM unnest(s.latency_buckets, EXCLUDED.latency_buckets) WITH ORDINALITY AS t(a, b, i)
-        ORDER BY i)
+    latency_buckets = ARRAY[{_BUCKET_SUMS}]
 """
 
 

@@ -78,6 +78,31 @@ FROM counts c JOIN locked l ON l.id = c.entity_id
 WHERE e.id = c.entity_id
 """
 
+# The same in three statements, for a Citus coordinator (memoryplatform/db/citus.py): Citus
+# routes a statement to the project's shard when each table in it is filtered by the project,
+# and runs neither an INSERT from a set-returning function nor a modifying CTE that locks rows
+# any other way.
+_LINK_VALUES_SQL = f"""
+INSERT INTO {EntityMemory._meta.db_table} AS link
+    (project_id, entity_id, memory_id, relevance, created_at)
+VALUES {{rows}}
+ON CONFLICT (project_id, entity_id, memory_id) DO UPDATE
+    SET relevance = EXCLUDED.relevance WHERE link.relevance < EXCLUDED.relevance
+RETURNING link.entity_id, (link.xmax = 0) AS inserted
+"""
+_LOCK_ENTITIES_SQL = f"""
+SELECT id FROM {Entity._meta.db_table}
+WHERE project_id = %(project)s AND id = ANY(%(ids)s) ORDER BY id FOR UPDATE
+"""
+_COUNT_MENTIONS_SQL = f"""
+UPDATE {Entity._meta.db_table} e
+SET mention_count = e.mention_count + c.n,
+    first_seen = coalesce(e.first_seen, %(now)s),
+    last_seen = greatest(e.last_seen, %(now)s)
+FROM unnest(%(ids)s::bigint[], %(counts)s::integer[]) AS c(entity_id, n)
+WHERE e.project_id = %(project)s AND e.id = c.entity_id
+"""
+
 Link = tuple[UUID, int, float]  # (memory id, entity id, relevance)
 
 
@@ -96,8 +121,33 @@ def entity_memories_link(*, project: Project, links: list[Link]) -> None:
         "memories": [memory_id for memory_id, _entity_id in best],
         "relevances": list(best.values()),
     }
+    if getattr(connection, "is_citus", False):
+        _link_in_steps(params)
+        return
     with connection.cursor() as cursor:
         cursor.execute(_LINK_SQL, params)
+
+
+def _link_in_steps(params: dict[str, Any]) -> None:
+    """_LINK_SQL's work in three statements (on Citus)."""
+    rows = list(zip(params["entities"], params["memories"], params["relevances"], strict=True))
+    values: list[Any] = []
+    for entity_id, memory_id, relevance in rows:
+        values += [params["project"], entity_id, memory_id, relevance, params["now"]]
+    sql = _LINK_VALUES_SQL.format(rows=", ".join(["(%s, %s, %s, %s, %s)"] * len(rows)))
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        counts: dict[int, int] = {}
+        for entity_id, inserted in cursor.fetchall():
+            counts[entity_id] = counts.get(entity_id, 0) + (1 if inserted else 0)
+        ids = sorted(entity_id for entity_id, n in counts.items() if n > 0)
+        if not ids:
+            return
+        cursor.execute(_LOCK_ENTITIES_SQL, {"project": params["project"], "ids": ids})
+        cursor.execute(
+            _COUNT_MENTIONS_SQL,
+            {**params, "ids": ids, "counts": [counts[entity_id] for entity_id in ids]},
+        )
 
 
 def memory_entities_link(

@@ -21,6 +21,7 @@ from memories.selectors.filters import (
     with_namespace,
 )
 from memories.selectors.search_types import summary_fits
+from memoryplatform.db.citus import shard_statistics
 from memoryplatform.db.rls import as_owner
 from memoryplatform.lib.errors import NotFound, parse_uuid
 from tenants.models import Project
@@ -113,7 +114,13 @@ def _memories_table_stats(using: str) -> tuple[float, dict[int, float]]:
     cached = _table_stats.get(using)
     if cached is None or now - cached[0] >= TABLE_STATS_SECONDS:
         # pg_stats hides a table under row-level security from the runtime role: the owner's
-        with as_owner(connections[using]), connections[using].cursor() as cursor:
+        db = connections[using]
+        with as_owner(db), db.cursor() as cursor:
+            if getattr(db, "is_citus", False):  # the shards' (memoryplatform/db/citus.py)
+                rows, counts = shard_statistics(cursor, "memories_memory", "project_id")
+                shares = {int(value): n / rows for value, n in counts.items()} if rows else {}
+                cached = _table_stats[using] = (now, rows, shares)
+                return cached[1], cached[2]
             cursor.execute(
                 """
                 SELECT c.reltuples, s.most_common_vals::text::bigint[], s.most_common_freqs

@@ -88,10 +88,12 @@ CROSS JOIN LATERAL (
 ) s
 """
 # Links are counted only when the boost is on: two index probes a memory otherwise wasted.
+# The project is the statement's own (every caller limits `m` to it): on Citus a statement
+# whose every table is filtered by one project runs on that project's shard.
 _LINKS = """((SELECT COUNT(*) FROM memories_memorylink l
-             WHERE l.project_id = m.project_id AND l.from_memory_id = m.id)
+             WHERE l.project_id = %(project)s AND l.from_memory_id = m.id)
           + (SELECT COUNT(*) FROM memories_memorylink l
-             WHERE l.project_id = m.project_id AND l.to_memory_id = m.id))::float8"""
+             WHERE l.project_id = %(project)s AND l.to_memory_id = m.id))::float8"""
 
 
 def _scored(link_boost: bool) -> str:
@@ -368,7 +370,44 @@ WITH changed AS (
 )
 SELECT id FROM changed
 """
+# _PRUNE_BATCH in two statements, for a Citus coordinator: Citus runs an INSERT from a
+# modifying CTE through the coordinator with COPY, which row-level security refuses
+_PRUNE_UPDATE = """
+UPDATE memories_memory m SET deleted_at = %(now)s, state = 'expired'
+WHERE m.project_id = %(project)s AND m.id = ANY(%(ids)s) AND m.deleted_at IS NULL
+RETURNING m.id, m.content, m.user_id, m.agent_id, m.run_id
+"""
+_PRUNE_HISTORY_ROW = (
+    "(gen_random_uuid(), %s, %s, 'DELETE', %s, NULL, '{}'::jsonb, %s::jsonb, %s, %s, %s, %s, %s)"
+)
+_PRUNE_HISTORY = """
+INSERT INTO memories_memoryhistory (id, project_id, memory_id, event, old_content,
+    new_content, old_values, new_values, actor, user_id, agent_id, run_id, created_at)
+VALUES {rows}
+"""
 REPORTED_IDS = 100  # ids a prune report and its event name; the count covers every one
+
+
+def _prune_in_steps(cursor: Any, params: dict[str, Any], project: Project) -> list[str]:
+    import json
+
+    cursor.execute(_PRUNE_UPDATE, {**params, "project": project.pk})
+    changed = cursor.fetchall()
+    if not changed:
+        return []
+    stale = {str(pk) for pk in params["stale"]}
+    values: list[Any] = []
+    for pk, content, user_id, agent_id, run_id in changed:
+        reason = (
+            {"reason": params["stale_reason"]}
+            if str(pk) in stale
+            else {"reason": "pruned", "threshold": params["threshold"]}
+        )
+        values += [project.pk, pk, content, json.dumps(reason), params["actor"]]
+        values += [user_id, agent_id, run_id, params["now"]]
+    rows = ", ".join([_PRUNE_HISTORY_ROW] * len(changed))
+    cursor.execute(_PRUNE_HISTORY.format(rows=rows), values)
+    return [str(row[0]) for row in changed]
 
 
 @dataclass
@@ -471,8 +510,11 @@ def memories_prune(
     for start in range(0, len(ids), BATCH_SIZE):
         chunk = ids[start : start + BATCH_SIZE]
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(_PRUNE_BATCH, {**params, "ids": chunk})
-            pruned += [str(row[0]) for row in cursor.fetchall()]
+            if getattr(connection, "is_citus", False):
+                pruned += _prune_in_steps(cursor, {**params, "ids": chunk}, project)
+            else:
+                cursor.execute(_PRUNE_BATCH, {**params, "ids": chunk})
+                pruned += [str(row[0]) for row in cursor.fetchall()]
         if progress:
             progress(len(chunk))
     report.pruned, report.pruned_ids = len(pruned), pruned[:REPORTED_IDS]

@@ -100,11 +100,18 @@ def first_start_message(exc: BaseException) -> str | None:
     return None
 
 
-def scope_statement(scope: Scope) -> tuple[str, list[str]]:
-    """The statement that puts `scope` on a session (session-level: it holds across
-    transactions in autocommit, and the backend re-sends it after a rollback)."""
+def scope_values(scope: Scope) -> tuple[str, str]:
+    """The values of PROJECT_SETTING and ALL_SETTING for `scope`."""
     project = "" if scope is None or scope is ALL_PROJECTS else str(scope)
     every = "on" if scope is ALL_PROJECTS else ""
+    return project, every
+
+
+def scope_statement(scope: Scope) -> tuple[str, list[str]]:
+    """The statement that puts `scope` on a session (session-level: it holds across
+    transactions in autocommit, and the backend re-sends it after a rollback). On a Citus
+    coordinator the scope goes with each transaction instead (memoryplatform/db/citus.py)."""
+    project, every = scope_values(scope)
     return (
         "SELECT set_config(%s, %s, false), set_config(%s, %s, false)",
         [PROJECT_SETTING, project, ALL_SETTING, every],

@@ -122,6 +122,11 @@ def insert_rows(objs: Sequence[models.Model], *, using: str = "default") -> None
         writes = getattr(connection, "writes", None)  # COPY passes by the execute wrappers
         if writes is not None:
             writes.note(f"COPY {table}", current_scope(), connection)
+    elif getattr(connection, "is_citus", False):
+        # Citus sends an INSERT ... SELECT from a table that is not distributed through the
+        # coordinator with COPY, which row-level security refuses there too: VALUES lists
+        with transaction.atomic(using=using, savepoint=False):
+            model._default_manager.using(using).bulk_create(objs, batch_size=500)
     else:  # PostgreSQL refuses COPY into a table under row-level security: through a staging table
         with transaction.atomic(using=using, savepoint=False), connection.cursor() as cursor:
             # named by the table's column types too: a vector column's type follows the

@@ -44,6 +44,7 @@ from memories.selectors.search.fusion import idf_coverage, idf_weights
 from memories.selectors.search.statements import fetch_with_settings
 from memories.selectors.search_types import Ranked, SearchHit
 from memories.selectors.search_types import SearchQuery as MemorySearchQuery
+from memoryplatform.db.citus import shard_statistics
 from memoryplatform.db.rls import as_owner
 from tenants.models import Project
 
@@ -334,7 +335,14 @@ def _statistics(using: str) -> tuple[float, dict[str, float], float]:
     if cached is not None and now - cached[0] < TERM_STATS_SECONDS:
         return cached
     # pg_stats hides a table under row-level security from the runtime role: read as the owner
-    with as_owner(connections[using]), connections[using].cursor() as cursor:
+    db = connections[using]
+    with as_owner(db), db.cursor() as cursor:
+        if getattr(db, "is_citus", False):  # the shards' statistics (memoryplatform/db/citus.py)
+            table_rows, rows = shard_statistics(
+                cursor, "memories_memory", "search_vector", elements=True
+            )
+            _term_stats[using] = (now, rows, table_rows)
+            return _term_stats[using]
         cursor.execute(
             """
             SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples

@@ -33,13 +33,16 @@ def fetch_with_settings(
         if not settings:
             cursor.execute(sql, params)
             return cursor.fetchall()
-        if not db.in_atomic_block and isinstance(cursor.cursor, psycopg.ClientCursor):
+        citus = getattr(db, "is_citus", False)  # forwards a SET with its whole query string
+        if not db.in_atomic_block and isinstance(cursor.cursor, psycopg.ClientCursor) and not citus:
             prefix = "".join(f"SET LOCAL {name} = {value}; " for name, value in settings.items())
             cursor.execute(prefix + sql, params)
             for _ in settings:
                 cursor.nextset()
             return cursor.fetchall()
     names = list(settings)
+    if getattr(db, "is_citus", False):
+        return _fetch_with_set_local(using, sql, params, settings)
     with transaction.atomic(using=using), db.cursor() as cursor:
         cursor.execute(
             f"SELECT {', '.join('current_setting(%s), set_config(%s, %s, true)' for _ in names)}",
@@ -53,4 +56,25 @@ def fetch_with_settings(
             f"SELECT {', '.join('set_config(%s, %s, true)' for _ in names)}",
             [part for name, value in zip(names, previous, strict=True) for part in (name, value)],
         )
+        return rows
+
+
+def _fetch_with_set_local(
+    using: str, sql: str, params: list[Any], settings: dict[str, str]
+) -> list[tuple]:
+    """fetch_with_settings on a Citus coordinator: each setting a `SET LOCAL` of its own,
+    which Citus forwards to the workers where the statement's scans run (it forwards the
+    query string a SET came in, so a SET sharing one with the statement would run the
+    statement there too), the enclosing transaction's values put back after."""
+    names = list(settings)
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        cursor.execute(f"SELECT {', '.join('current_setting(%s)' for _ in names)}", names)
+        previous = cursor.fetchone()
+        for name in names:
+            cursor.execute(f"SET LOCAL {name} = {settings[name]}")
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+        for name, value in zip(names, previous, strict=True):
+            quoted = value.replace("'", "''")
+            cursor.execute(f"SET LOCAL {name} = '{quoted}'")
         return rows

@@ -60,6 +60,7 @@ from __future__ import annotations
 import datetime
 import functools
 import logging
+import re
 import select
 from typing import Any
 
@@ -72,7 +73,7 @@ from psycopg.adapt import AdaptersMap
 from psycopg.pq import Format
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from memoryplatform.db import rls, router
+from memoryplatform.db import citus, rls, router
 from memoryplatform.lib.db_threads import thread_role
 from memoryplatform.lib.project_scope import current_scope
 from memoryplatform.lib.result_cache import WriteTracker
@@ -131,7 +132,14 @@ def _readable(fd: int) -> bool:
 
 
 _FAILED = psycopg.pq.TransactionStatus.INERROR
+_IDLE = psycopg.pq.TransactionStatus.IDLE
 _UNKNOWN = object()  # a connection whose scope is not known: the next statement sends it
+# statements PostgreSQL refuses inside a transaction block: run as they come, without scope
+# (schema changes and maintenance, which row-level security does not look at)
+_NO_TRANSACTION = re.compile(
+    r"^\s*(VACUUM|CHECKPOINT|ALTER\s+SYSTEM|(CREATE|DROP)\s+DATABASE)\b|\bCONCURRENTLY\b", re.I
+)
+_citus_databases: dict[tuple[Any, ...], bool] = {}  # is it a Citus coordinator
 
 
 def _clear_scope(conn: psycopg.Connection) -> None:
@@ -156,6 +164,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         # every write a search answer could depend on moves the search cache's generation
         self.writes = WriteTracker()
         self.execute_wrappers.append(self._note_write)
+        self.execute_wrappers.append(self._citus_scoped_statement)
 
     def _note_write(self, execute: Any, sql: Any, params: Any, many: bool, context: Any) -> Any:
         result = execute(sql, params, many, context)
@@ -174,6 +183,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 )
         super()._commit()  # type: ignore[misc]
         self.writes.transaction_ended()
+        if self._scope_is_local:
+            self._scope_sent = _UNKNOWN  # SET LOCAL ends with its transaction
 
     @property
     def row_level_security(self) -> bool:
@@ -191,6 +202,29 @@ class DatabaseWrapper(base.DatabaseWrapper):
             self._send_scope()
         return super().create_cursor(name)
 
+    @property
+    def is_citus(self) -> bool:
+        """Whether the database is a Citus coordinator (asked once per process and database)."""
+        if self.connection is None:
+            self.ensure_connection()
+        key = (self.settings_dict.get("HOST"), self.settings_dict.get("PORT"))
+        key += (self.settings_dict.get("NAME"),)
+        known = _citus_databases.get(key)
+        if known is None:
+            if self.connection.info.transaction_status == _FAILED:
+                return False  # asked again once the transaction is rolled back
+            with self.connection.cursor() as cursor:
+                known = _citus_databases[key] = citus.is_citus(cursor)
+        return known
+
+    @property
+    def _scope_is_local(self) -> bool:
+        """Whether the scope goes with each transaction (a Citus coordinator: its connections
+        to the workers never see a session setting) rather than on the session."""
+        if not self.row_level_security or self.connection is None:
+            return False
+        return self.is_citus
+
     def _send_scope(self) -> None:
         """The calling code's scope onto the connection, when it is not there already."""
         scope = current_scope()
@@ -198,9 +232,45 @@ class DatabaseWrapper(base.DatabaseWrapper):
             return
         if self.needs_rollback or self.connection.info.transaction_status == _FAILED:
             return  # a broken transaction: only its rollback runs, and that needs no scope
-        sql, params = rls.scope_statement(scope)
-        self.connection.execute(sql, params)
+        if self._scope_is_local:
+            if self.get_autocommit():
+                return  # each statement is its own transaction: _citus_scoped_statement
+            fresh = self.connection.info.transaction_status == _IDLE  # nothing run in it yet
+            sent = self._scope_sent
+            previous = None if sent is _UNKNOWN else rls.scope_values(sent)
+            previous = citus.FRESH if fresh else previous
+            for statement in citus.scope_statements(rls.scope_values(scope), previous):
+                self.connection.execute(statement)
+        else:
+            sql, params = rls.scope_statement(scope)
+            self.connection.execute(sql, params)
         self._scope_sent = scope
+
+    def _citus_scoped_statement(
+        self, execute: Any, sql: Any, params: Any, many: bool, context: Any
+    ) -> Any:
+        """On Citus, a statement run outside a transaction runs in one of its own that
+        starts with the scope (SET LOCAL, which Citus forwards to the workers)."""
+        raw = self.connection
+        if (
+            raw is None
+            or not self.get_autocommit()
+            or raw.info.transaction_status != _IDLE
+            or not self._scope_is_local
+            or (isinstance(sql, str) and _NO_TRANSACTION.search(sql))
+        ):
+            return execute(sql, params, many, context)
+        raw.execute("BEGIN")
+        try:
+            for statement in citus.scope_statements(rls.scope_values(current_scope()), citus.FRESH):
+                raw.execute(statement)
+            result = execute(sql, params, many, context)
+        except BaseException:
+            if not raw.closed:
+                raw.execute("ROLLBACK")
+            raise
+        raw.execute("COMMIT")
+        return result
 
     def get_new_connection(self, conn_params: Any) -> Any:
         self._scope_sent = _UNKNOWN
