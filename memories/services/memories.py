@@ -17,10 +17,10 @@ from memories.models import (
     PERMANENT_IMPORTANCE,
     HistoryEvent,
     Memory,
-    MemoryHistory,
     default_importance,
     infer_ttl_tier,
 )
+from memories.selectors.filters import ALL_STATES, MemoryFilters, apply_filters
 from memories.services.content import (
     check_memory_type,
     check_metadata,
@@ -44,11 +44,11 @@ from memories.services.write_kernel import (
     build_memory,
     check_not_doomed,
     emit_memory_event,
-    emit_memory_events,
     find_live_duplicate,
     history_entry,
     insert_memory,
     snapshot,
+    soft_delete,
 )
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import (
@@ -216,33 +216,12 @@ def memory_update(
     return memory
 
 
-def soft_delete(project: Project, memories: list[Memory], actor: Actor, reason: str = "") -> int:
-    """Soft-delete `memories` (locked by the caller), each with a DELETE history entry
-    naming `reason`, and a `memory_deleted` event each."""
-    return _soft_delete(project, memories, actor, reason)
-
-
-def _soft_delete(project: Project, memories: list[Memory], actor: Actor, reason: str = "") -> int:
-    now = timezone.now()
-    ids = [memory.pk for memory in memories]
-    Memory.objects.filter(pk__in=ids).update(deleted_at=now, updated_at=now)
-    note = {"reason": reason} if reason else {}
-    MemoryHistory.objects.bulk_create(
-        history_entry(memory, HistoryEvent.DELETE, actor, old={"content": memory.content}, new=note)
-        for memory in memories
-    )
-    emit_memory_events(
-        project, [(memory, "memory_deleted", {}) for memory in memories]
-    )  # one batch
-    return len(ids)
-
-
 @transaction.atomic
 def memory_delete(
     *, project: Project, memory_id: UUID | str, actor: Actor, reason: str = ""
 ) -> None:
     """Soft delete: the row stays for history; every read stops seeing it."""
-    _soft_delete(project, [_get_for_write(project, memory_id)], actor, reason)
+    soft_delete(project, [_get_for_write(project, memory_id)], actor, reason)
 
 
 @transaction.atomic
@@ -256,7 +235,7 @@ def memories_delete_scope(*, project: Project, scope: Scope, actor: Actor) -> in
     memories = list(
         Memory.objects.for_project(project).alive().filter(**scope.as_filter()).select_for_update()
     )
-    return _soft_delete(project, memories, actor, reason="delete_all")
+    return soft_delete(project, memories, actor, reason="delete_all")
 
 
 @transaction.atomic
@@ -317,8 +296,6 @@ def memories_delete(
     At least one criterion is required; an unknown id fails the whole call; pinned memories
     (and with `protect_permanent` preferences and importance >= 0.8, Memento's permanent
     tier) are kept and reported unless `force`."""
-    from memories.selectors.filters import apply_filters
-
     given = [name for name in _DELETE_CRITERIA if filters is not None and getattr(filters, name)]
     if not memory_ids and not given and confidence_below is None:
         message = "give memory_ids or at least one filter to delete by"
@@ -346,7 +323,7 @@ def memories_delete(
 
     kept = [memory for memory in memories if protected(memory) and not force]
     doomed = [memory for memory in memories if force or not protected(memory)]
-    _soft_delete(project, doomed, actor, reason)
+    soft_delete(project, doomed, actor, reason)
     return DeleteResult(
         deleted_ids=[str(memory.pk) for memory in doomed],
         skipped_pinned_ids=[str(memory.pk) for memory in kept],
@@ -354,6 +331,4 @@ def memories_delete(
 
 
 def _all_states() -> Any:
-    from memories.selectors.filters import ALL_STATES, MemoryFilters
-
     return MemoryFilters(states=[ALL_STATES])

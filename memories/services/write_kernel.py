@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from django.db import IntegrityError, connection, transaction
 from django.db.transaction import TransactionManagementError
+from django.utils import timezone
 
 from memories.memory_scope import SCOPE_FIELDS, Scope
 from memories.models import HistoryEvent, Memory, MemoryHistory, infer_ttl_tier
@@ -183,3 +184,18 @@ def check_not_doomed() -> None:
     the write back without a word, and the caller answer as if it were stored."""
     if connection.in_atomic_block and transaction.get_rollback():
         raise TransactionManagementError("the write's transaction failed in a hook")
+
+
+def soft_delete(project: Project, memories: list[Memory], actor: Actor, reason: str = "") -> int:
+    """Soft-delete `memories` (locked by the caller), each with a DELETE history entry
+    naming `reason`, and a `memory_deleted` event each (one batch)."""
+    now = timezone.now()
+    ids = [memory.pk for memory in memories]
+    Memory.objects.filter(pk__in=ids).update(deleted_at=now, updated_at=now)
+    note = {"reason": reason} if reason else {}
+    MemoryHistory.objects.bulk_create(
+        history_entry(memory, HistoryEvent.DELETE, actor, old={"content": memory.content}, new=note)
+        for memory in memories
+    )
+    emit_memory_events(project, [(memory, "memory_deleted", {}) for memory in memories])
+    return len(ids)
