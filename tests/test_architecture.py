@@ -137,15 +137,6 @@ def test_no_layer_names_a_higher_one_in_an_import_string() -> None:
     assert wrong == []
 
 
-# Bulk writes still build, insert and follow up their rows with memory_create's private steps;
-# the write kernel (memories/services/write_kernel.py) is to hold them once it imports no policy.
-AWAITING_THE_WRITE_KERNEL = {
-    "memories.services.bulk -> memories.services.memories._after_inserts",
-    "memories.services.bulk -> memories.services.memories._build",
-    "memories.services.bulk -> memories.services.memories._insert",
-}
-
-
 def test_no_module_imports_the_private_names_of_another() -> None:
     # a name with a leading underscore is its module's own; another module that needs it
     # needs a public function
@@ -158,7 +149,7 @@ def test_no_module_imports_the_private_names_of_another() -> None:
                     for alias in node.names
                     if alias.name.startswith("_") and not alias.name.startswith("__")
                 )
-    assert private == AWAITING_THE_WRITE_KERNEL
+    assert private == set()
 
 
 def test_no_app_looks_models_up_by_name_to_dodge_an_import() -> None:

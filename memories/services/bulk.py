@@ -48,19 +48,23 @@ from memories.services.consolidation_pairs import (
     probe_cost_us,
 )
 from memories.services.contradictions import contradiction_cues
-from memories.services.dedup import lock_scopes, merge_many
+from memories.services.dedup import lock_scopes, merge_many, merge_near_duplicate
 from memories.services.embedding import embed_or_none, prefetched_embeddings
-from memories.services.memories import (
+from memories.services.episodes import episodes_for_memories
+from memories.services.memories import MemoryInput, after_inserts, validated, with_defaults
+from memories.services.pii import scrub_for_storage
+from memories.services.tuning import tuning
+from memories.services.write_kernel import (
     DUPLICATE_CONSTRAINT,
     CreateResult,
-    MemoryInput,
-    _after_inserts,
-    _build,
-    _insert,
-    assign_episodes,
+    announce_stored,
+    build_memory,
+    emit_memory_events,
+    find_live_duplicate,
+    history_entry,
+    insert_memory,
+    snapshot,
 )
-from memories.services.tuning import tuning
-from memories.services.write_kernel import emit_memory_events, history_entry, snapshot
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.bulk import insert_rows
 from memoryplatform.lib.errors import InvalidInput
@@ -167,7 +171,9 @@ def memories_create_bulk(
     inline = bulk_option(project, "near_duplicates", near_duplicates) == "inline"
     deferred = bulk_option(project, "vector_index", vector_index) == "deferred"
     memories = [_build_item(project, index, item) for index, item in enumerate(items)]
-    assign_episodes(project=project, memories=memories, requested=[i.episode_id for i in items])
+    episodes_for_memories(
+        project=project, memories=memories, requested=[i.episode_id for i in items]
+    )
     likely_new = _plan_exact(project, memories).inserts  # a hint: planned again under the locks
     with prefetched_embeddings([memories[index].content for index in likely_new]):
         return _create_all(project, memories, items, actor, inline=inline, deferred=deferred)
@@ -203,7 +209,8 @@ def _create_all(
         _plan_near(project, memories, plan)
     created = _insert_all(project, [memories[index] for index in plan.inserts], actor)
     results = _results(memories, plan, created, actor)
-    _after_inserts(project, results, items)
+    announce_stored(project, results, items)
+    after_inserts(project, results)
     if any(result.created and result.memory.vector_pending for result in results):
         from memories.tasks import enqueue
 
@@ -212,10 +219,12 @@ def _create_all(
 
 
 def _build_item(project: Project, index: int, item: MemoryInput) -> Memory:
-    """`_build` with errors naming the item: `memories.3.content`."""
+    """The row of `item`, as `memory_create` builds it, with errors naming the item:
+    `memories.3.content`."""
     try:
-        memory = _build(project, item, embedding=None)
-        Scope.of(memory)  # a memory needs a scope, as on a single write
+        scope = item.scope()  # a memory needs a scope, as on a single write
+        values = scrub_for_storage(project=project, values=validated(item))
+        memory = build_memory(project, with_defaults(values), scope)
     except InvalidInput as exc:
         fields = {f"memories.{index}.{name}": msgs for name, msgs in exc.fields.items()}
         raise InvalidInput(f"memories.{index}: {exc.message}", fields=fields) from exc
@@ -393,7 +402,7 @@ def _insert_all(project: Project, memories: list[Memory], actor: Actor) -> dict[
             raise
         for memory in memories:
             memory._state.adding, memory._state.db = True, None
-        return {memory.pk: _insert(memory, actor) for memory in memories}
+        return {memory.pk: _insert_one(memory, actor) for memory in memories}
     insert_rows([history_entry(m, HistoryEvent.ADD, actor, new=snapshot(m)) for m in memories])
     emit_memory_events(
         project,
@@ -403,6 +412,19 @@ def _insert_all(project: Project, memories: list[Memory], actor: Actor) -> dict[
         ],
     )
     return {memory.pk: CreateResult(memory, created=True) for memory in memories}
+
+
+def _insert_one(memory: Memory, actor: Actor) -> CreateResult:
+    """The single write's path for one planned row, after a duplicate-constraint race."""
+    existing = find_live_duplicate(
+        project=memory.project, digest=memory.content_hash, scope=Scope.of(memory)
+    )
+    if existing is not None:
+        return CreateResult(existing, created=False)
+    survivor = merge_near_duplicate(memory=memory, actor=actor)
+    if survivor is not None:
+        return CreateResult(survivor, created=False)
+    return insert_memory(memory, actor)
 
 
 def _results(

@@ -32,6 +32,7 @@ from memories.models import (
     MemoryLink,
 )
 from memories.selectors.similar import Neighbour, memories_similar_to
+from memories.services.memories import memory_update
 from memories.services.pii import scrub_for_storage
 from memories.services.supersede import link_pair, memory_supersede
 from memories.services.tuning import tuning
@@ -284,8 +285,6 @@ def contradiction_resolve(
     """Close a review. keep_a / keep_b supersede the other memory; merge rewrites memory A
     (with `content`, or A's content) absorbing B's tags and metadata, then supersedes B;
     keep_both removes the `contradicts` links and deletes nothing."""
-    from memories.services.memories import memory_update
-
     if resolution not in ContradictionResolution.values:
         allowed = ", ".join(ContradictionResolution.values)
         raise InvalidInput(

@@ -54,6 +54,8 @@ def find_near_duplicate(
     threshold = float(tuning(project, "dedup_threshold"))
     if embedding is None or threshold >= 1.0:
         return None
+    # contradictions supersedes through memory_update, whose module calls this one on
+    # every write: this import closes a loop and cannot move up
     from memories.services.contradictions import contradiction_cues
 
     same_scope = Memory.objects.filter(**scope.as_dict())

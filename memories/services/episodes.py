@@ -24,6 +24,7 @@ from memories.memory_scope import Scope
 from memories.models import Episode, Memory, MemoryLayer, MemoryType
 from memories.selectors.episodes import episode_memories, episode_open_for_run
 from memories.services.content import capped_text, check_metadata
+from memories.services.layers import session_close
 from memoryplatform.events import emit
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, ProviderError, parse_uuid
@@ -106,8 +107,6 @@ def episode_close(
         _store_summary(project, episode, text, actor)
     _emit(project, episode, "episode_closed")
     if end_session and episode.run_id:
-        from memories.services.layers import session_close
-
         session_close(project=project, session_id=episode.run_id, actor=actor)
     return episode
 
@@ -171,6 +170,8 @@ def _first_line(text: str, limit: int = 300) -> str:
 
 
 def _store_summary(project: Project, episode: Episode, text: str, actor: Actor) -> None:
+    # memory_create assigns every new memory its episode (this module): the summary is one
+    # such write, so this import closes a loop and cannot move up
     from memories.services.memories import MemoryInput, memory_create
 
     data = MemoryInput(

@@ -44,9 +44,10 @@ from django.utils import timezone
 
 from memories.models import HistoryEvent, Memory, MemoryHistory, MemoryLayer, MemoryType
 from memories.services.tuning import tuning
+from memories.services.write_kernel import soft_delete
 from memoryplatform.events import emit
 from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import InvalidInput, check_choice
+from memoryplatform.lib.errors import InvalidInput, check_choice, parse_uuid
 from tenants.models import Project
 
 EXPIRY_REASON = "short_term_expired"
@@ -138,6 +139,8 @@ def memories_layers_maintain(
     promoted = memories_promote(project=project, actor=actor)
     report.promoted, report.promoted_ids = len(promoted), promoted[:REPORTED_IDS]
     if promoted and consolidate:
+        # consolidation judges contradictions, which supersede through memory_update, whose
+        # module calls this one on every write: this import closes a loop
         from memories.services.consolidation import memories_consolidate
 
         merged = memories_consolidate(project=project, actor=actor, since=started)
@@ -192,8 +195,6 @@ def _promote_batch(project: Project, actor: Actor, queryset: QuerySet[Memory]) -
 
 @transaction.atomic
 def _expire_batch(project: Project, actor: Actor, queryset: QuerySet[Memory]) -> list[str]:
-    from memories.services.memories import soft_delete
-
     memories = list(queryset.select_for_update().defer("embedding")[:BATCH_SIZE])
     soft_delete(project, memories, actor, EXPIRY_REASON)
     return [str(memory.pk) for memory in memories]
@@ -243,8 +244,6 @@ class SessionCloseReport:
 
 def check_promote(values: Any) -> list[Any]:
     """Memory ids a caller promotes out of a session's working memory."""
-    from memoryplatform.lib.errors import parse_uuid
-
     if values is None:
         return []
     if not isinstance(values, list) or len(values) > MAX_PROMOTE:
@@ -276,8 +275,6 @@ def session_close(
     working = _short_term(project).filter(run_id=session_id)
     kept = Q(pk__in=promotable(project).filter(run_id=session_id).values("pk")) | Q(pk__in=wanted)
     report.promoted_ids = _promote_batch(project, actor, working.filter(kept))
-    from memories.services.memories import soft_delete
-
     doomed = list(working.exclude(kept).select_for_update().defer("embedding"))
     soft_delete(project, doomed, actor, reason)
     report.expired_ids = [str(memory.pk) for memory in doomed]

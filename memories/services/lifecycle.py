@@ -49,6 +49,13 @@ from django.utils import timezone
 
 from memories.models import PERMANENT_IMPORTANCE, MaintenanceState, Memory, MemoryState
 from memories.selectors.filters import effective_confidence
+from memories.services.archive import (
+    memories_compress,
+    memories_decompress,
+    memories_decompress_revived,
+)
+from memories.services.decay_control import decay_paused
+from memories.services.memories import memory_update
 from memories.services.tiers import STALE_REASON, memories_demote_tiers, stale_q
 from memories.services.tuning import tuning
 from memories.services.utility import decay_factor_sql
@@ -187,9 +194,6 @@ def memories_decay(
     """Recompute decay scores and states of the project's live memories, batch by batch,
     then compress the newly archived memories and restore those that left the archive. The
     scheduled job (`scheduled`) does nothing in a project whose decay is paused."""
-    from memories.services.archive import memories_compress, memories_decompress_revived
-    from memories.services.decay_control import decay_paused
-
     if scheduled and decay_paused(project=project):
         return DecayReport(paused=True)
     now = now or timezone.now()
@@ -324,8 +328,6 @@ def memory_preserve(
 ) -> Memory:
     """Keep a memory active: the `preserved` tag, or `metadata.preserved_until` when `until`
     is given (preservation then lapses by itself); the score goes back to 1.0."""
-    from memories.services.memories import memory_update
-
     memory = (
         Memory.objects.for_project(project)
         .alive()
@@ -344,8 +346,6 @@ def memory_preserve(
     memory = memory_update(project=project, memory_id=memory.pk, changes=changes, actor=actor)
     Memory.objects.filter(pk=memory.pk).update(decay_score=1.0, state=MemoryState.ACTIVE)
     if memory.compressed:
-        from memories.services.archive import memories_decompress
-
         memories_decompress(project=project, memory_ids=[memory.pk])
     memory.refresh_from_db()
     return memory

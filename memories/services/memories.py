@@ -8,9 +8,8 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
-from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
 from memories.memory_scope import SCOPE_FIELDS, Scope
@@ -18,10 +17,10 @@ from memories.models import (
     PERMANENT_IMPORTANCE,
     HistoryEvent,
     Memory,
-    MemoryHistory,
     default_importance,
     infer_ttl_tier,
 )
+from memories.selectors.filters import ALL_STATES, MemoryFilters, apply_filters
 from memories.services.content import (
     check_memory_type,
     check_metadata,
@@ -30,16 +29,26 @@ from memories.services.content import (
     clean_context,
     content_hash,
 )
+from memories.services.dedup import merge_near_duplicate
 from memories.services.embedding import embed_or_none
+from memories.services.episodes import episodes_for_memories
 from memories.services.layers import check_layer, layer_on_write
+from memories.services.pii import scrub_for_storage
 from memories.services.summaries import summaries_enqueue, summary_cleared
 from memories.services.utility import utility_enqueue
 from memories.services.write_kernel import (
+    DUPLICATE_CONSTRAINT,
     EDITABLE_FIELDS,
+    CreateResult,
+    announce_stored,
+    build_memory,
+    check_not_doomed,
     emit_memory_event,
-    emit_memory_events,
+    find_live_duplicate,
     history_entry,
+    insert_memory,
     snapshot,
+    soft_delete,
 )
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import (
@@ -52,8 +61,6 @@ from memoryplatform.lib.errors import (
 from memoryplatform.lib.hooks import run_hooks
 from memoryplatform.lib.tokens import count_tokens
 from tenants.models import Project
-
-DUPLICATE_CONSTRAINT = "memory_unique_live_content_per_scope"
 
 _CHECKS = {
     "content": clean_content,
@@ -92,90 +99,10 @@ class MemoryInput:
         return Scope.of(self)
 
 
-@dataclass(frozen=True)
-class CreateResult:
-    memory: Memory
-    created: bool
-
-
 def _clean(values: dict[str, Any]) -> dict[str, Any]:
     return {
         name: _CHECKS[name](value) if name in _CHECKS else value for name, value in values.items()
     }
-
-
-def find_live_duplicate(*, project: Project, digest: str, scope: Scope) -> Memory | None:
-    return (
-        Memory.objects.for_project(project)
-        .alive()
-        .filter(content_hash=digest, **scope.as_dict())
-        .first()
-    )
-
-
-def _mask(project: Project, values: dict[str, Any]) -> dict[str, Any]:
-    """PII masking of every text field before storage, hashing and embedding (pii.py)."""
-    from memories.services.pii import scrub_for_storage
-
-    return scrub_for_storage(project=project, values=values)
-
-
-def assign_episodes(*, project: Project, memories: list[Memory], requested: list[Any]) -> None:
-    """Each new memory's episode: the one its writer named, else its run's open episode."""
-    from memories.services.episodes import episodes_for_memories
-
-    episodes_for_memories(project=project, memories=memories, requested=requested)
-
-
-def _build(project: Project, data: MemoryInput, embedding: list[float] | None) -> Memory:
-    scope = data.scope()
-    given = {name: getattr(data, name) for name in EDITABLE_FIELDS}
-    values = _mask(project, _clean({name: v for name, v in given.items() if v is not None}))
-    values.setdefault("importance", default_importance(values["memory_type"]))
-    values.setdefault("layer", layer_on_write(requested=None, memory_type=values["memory_type"]))
-    return Memory(
-        project=project,
-        **values,
-        ttl_tier=infer_ttl_tier(values["memory_type"], values["importance"]),
-        **scope.as_dict(),
-        content_hash=content_hash(values["content"]),
-        token_count=count_tokens(values["content"]),
-        embedding=embedding,
-    )
-
-
-def _insert(memory: Memory, actor: Actor) -> CreateResult:
-    """Insert `memory`, or return the live exact duplicate that won a race to exist."""
-    scope = Scope.of(memory)
-    existing = find_live_duplicate(project=memory.project, digest=memory.content_hash, scope=scope)
-    if existing is not None:
-        return CreateResult(existing, created=False)
-    from memories.services.dedup import merge_near_duplicate
-
-    survivor = merge_near_duplicate(memory=memory, actor=actor)
-    if survivor is not None:
-        return CreateResult(survivor, created=False)
-    try:
-        with transaction.atomic():
-            memory.save(force_insert=True)
-    except IntegrityError as exc:
-        if DUPLICATE_CONSTRAINT not in str(exc):
-            raise
-        winner = find_live_duplicate(
-            project=memory.project, digest=memory.content_hash, scope=scope
-        )
-        if winner is None:  # the winner was deleted meanwhile: nothing sensible to return
-            raise Conflict("a concurrent write changed this memory; retry") from exc
-        return CreateResult(winner, created=False)
-    history_entry(memory, HistoryEvent.ADD, actor, new=snapshot(memory)).save()
-    emit_memory_event(
-        memory.project,
-        memory,
-        "memory_created",
-        content=memory.content,
-        memory_type=memory.memory_type,
-    )
-    return CreateResult(memory, created=True)
 
 
 @transaction.atomic
@@ -186,47 +113,50 @@ def memory_create(
     existing memory with created=False instead of a second row, also under concurrency; a
     near-duplicate (cosine >= 0.95, same scope) is merged into the older memory (dedup.py).
     `embedding`, when the caller already has it, saves a second embedding call."""
-    memory = _build(project, data, embedding=None)
-    assign_episodes(project=project, memories=[memory], requested=[data.episode_id])
-    existing = find_live_duplicate(project=project, digest=memory.content_hash, scope=data.scope())
+    scope = data.scope()
+    values = scrub_for_storage(project=project, values=validated(data))  # before hash, embed
+    memory = build_memory(project, with_defaults(values), scope)
+    episodes_for_memories(project=project, memories=[memory], requested=[data.episode_id])
+    existing = find_live_duplicate(project=project, digest=memory.content_hash, scope=scope)
     if existing is not None:
         result = CreateResult(existing, created=False)
     else:
         memory.embedding = embedding or embed_or_none([memory.content])[0]
-        result = _insert(memory, actor)
-    _after_inserts(project, [result], [data])
+        survivor = merge_near_duplicate(memory=memory, actor=actor)  # takes the scope's lock
+        if survivor is not None:
+            result = CreateResult(survivor, created=False)
+        else:  # a concurrent exact duplicate still wins here, on the unique constraint
+            result = insert_memory(memory, actor)
+    announce_stored(project, [result], [data])
+    after_inserts(project, [result])
     return result
 
 
-def _after_inserts(project: Project, results: list[CreateResult], items: list[MemoryInput]) -> None:
-    """What follows every write: the graph, and consolidation every N inserts (one count)."""
+def validated(data: MemoryInput) -> dict[str, Any]:
+    """The fields `data` gives, each checked (InvalidInput names the field)."""
+    given = {name: getattr(data, name) for name in EDITABLE_FIELDS}
+    return _clean({name: value for name, value in given.items() if value is not None})
+
+
+def with_defaults(values: dict[str, Any]) -> dict[str, Any]:
+    """`values` with the type's importance and its layer (layers.py) where not given."""
+    values.setdefault("importance", default_importance(values["memory_type"]))
+    values.setdefault("layer", layer_on_write(requested=None, memory_type=values["memory_type"]))
+    return values
+
+
+def after_inserts(project: Project, results: list[CreateResult]) -> None:
+    """The counters and jobs of new memories: consolidation every N inserts (one count for
+    the write), their utility score and their summary."""
+    # consolidation imports contradictions, whose superseding (supersede.py) calls this
+    # module's memory_update: imported here, where the loop is closed
     from memories.services.consolidation import count_insert
 
-    _update_graph(project, results, items)
-    _check_not_doomed()
-    created = [result.memory.pk for result in results if result.created]
+    created = [result.memory for result in results if result.created]
     if created:
         count_insert(project=project, count=len(created))
-        utility_enqueue(project=project, memory_ids=created)
-        summaries_enqueue(project=project, memories=[r.memory for r in results if r.created])
-
-
-def _check_not_doomed() -> None:
-    """Raise if a hook swallowed a failure that doomed the write's transaction (a savepoint
-    that could not be rolled back, a lost connection): the atomic block would otherwise roll
-    the write back without a word, and the caller answer as if it were stored."""
-    if connection.in_atomic_block and transaction.get_rollback():
-        raise TransactionManagementError("the write's transaction failed in a hook")
-
-
-def _update_graph(project: Project, results: list[CreateResult], items: list[MemoryInput]) -> None:
-    """Tell the knowledge graph (the `memories_stored` hook) what was stored: it links
-    `entity_names` and extracts entities and relations from the new memories."""
-    stored = [
-        (r.memory, r.created and i.extract_entities, i.entity_names)
-        for r, i in zip(results, items, strict=True)
-    ]
-    run_hooks("memories_stored", project=project, stored=stored)
+        utility_enqueue(project=project, memory_ids=[memory.pk for memory in created])
+        summaries_enqueue(project=project, memories=created)
 
 
 def _get_for_write(project: Project, memory_id: UUID | str) -> Memory:
@@ -247,7 +177,7 @@ def memory_update(
         fixed = [name for name in unknown if name in SCOPE_FIELDS]
         message = "scope fields cannot be changed" if fixed else "unknown or read-only field"
         raise InvalidInput(message, fields={name: [message] for name in unknown})
-    values = _mask(project, _clean(changes))
+    values = scrub_for_storage(project=project, values=_clean(changes))
     memory = _get_for_write(project, memory_id)
     changed = {name: value for name, value in values.items() if getattr(memory, name) != value}
     if not changed:
@@ -280,31 +210,10 @@ def memory_update(
     )
     if "content" in changed:  # new facts may add or close relations in the graph
         run_hooks("memories_stored", project=project, stored=[(memory, True, [])])
-        _check_not_doomed()
+        check_not_doomed()
         utility_enqueue(project=project, memory_ids=[memory.pk])
         summaries_enqueue(project=project, memories=[memory])
     return memory
-
-
-def soft_delete(project: Project, memories: list[Memory], actor: Actor, reason: str = "") -> int:
-    """Soft-delete `memories` (locked by the caller), each with a DELETE history entry
-    naming `reason`, and a `memory_deleted` event each."""
-    return _soft_delete(project, memories, actor, reason)
-
-
-def _soft_delete(project: Project, memories: list[Memory], actor: Actor, reason: str = "") -> int:
-    now = timezone.now()
-    ids = [memory.pk for memory in memories]
-    Memory.objects.filter(pk__in=ids).update(deleted_at=now, updated_at=now)
-    note = {"reason": reason} if reason else {}
-    MemoryHistory.objects.bulk_create(
-        history_entry(memory, HistoryEvent.DELETE, actor, old={"content": memory.content}, new=note)
-        for memory in memories
-    )
-    emit_memory_events(
-        project, [(memory, "memory_deleted", {}) for memory in memories]
-    )  # one batch
-    return len(ids)
 
 
 @transaction.atomic
@@ -312,7 +221,7 @@ def memory_delete(
     *, project: Project, memory_id: UUID | str, actor: Actor, reason: str = ""
 ) -> None:
     """Soft delete: the row stays for history; every read stops seeing it."""
-    _soft_delete(project, [_get_for_write(project, memory_id)], actor, reason)
+    soft_delete(project, [_get_for_write(project, memory_id)], actor, reason)
 
 
 @transaction.atomic
@@ -326,7 +235,7 @@ def memories_delete_scope(*, project: Project, scope: Scope, actor: Actor) -> in
     memories = list(
         Memory.objects.for_project(project).alive().filter(**scope.as_filter()).select_for_update()
     )
-    return _soft_delete(project, memories, actor, reason="delete_all")
+    return soft_delete(project, memories, actor, reason="delete_all")
 
 
 @transaction.atomic
@@ -387,8 +296,6 @@ def memories_delete(
     At least one criterion is required; an unknown id fails the whole call; pinned memories
     (and with `protect_permanent` preferences and importance >= 0.8, Memento's permanent
     tier) are kept and reported unless `force`."""
-    from memories.selectors.filters import apply_filters
-
     given = [name for name in _DELETE_CRITERIA if filters is not None and getattr(filters, name)]
     if not memory_ids and not given and confidence_below is None:
         message = "give memory_ids or at least one filter to delete by"
@@ -416,7 +323,7 @@ def memories_delete(
 
     kept = [memory for memory in memories if protected(memory) and not force]
     doomed = [memory for memory in memories if force or not protected(memory)]
-    _soft_delete(project, doomed, actor, reason)
+    soft_delete(project, doomed, actor, reason)
     return DeleteResult(
         deleted_ids=[str(memory.pk) for memory in doomed],
         skipped_pinned_ids=[str(memory.pk) for memory in kept],
@@ -424,6 +331,4 @@ def memories_delete(
 
 
 def _all_states() -> Any:
-    from memories.selectors.filters import ALL_STATES, MemoryFilters
-
     return MemoryFilters(states=[ALL_STATES])

@@ -14,6 +14,7 @@ from memories.selectors.episodes import episode_open_for_run
 from memories.selectors.search_types import summary_fits
 from memories.services.bulk import memories_create_bulk
 from memories.services.content import check_metadata
+from memories.services.episodes import episode_close
 from memories.services.layers import SessionCloseReport, check_promote, session_close
 from memories.services.memories import MemoryInput
 from memoryplatform.lib.actor import Actor
@@ -128,8 +129,6 @@ def session_reflect(
 
 
 def _close_episode(project: Project, scope: Scope, actor: Actor, summary: str) -> None:
-    from memories.services.episodes import episode_close
-
     owner = {"user_id": scope.user_id, "agent_id": scope.agent_id}
     episode = episode_open_for_run(project=project, run_id=scope.run_id, **owner)
     if episode is not None:

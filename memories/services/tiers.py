@@ -73,6 +73,7 @@ def _unread_for(now: datetime, thresholds: dict[str, float], share: float) -> Q:
 
 def _demotable(project: Project, now: datetime) -> Any:
     """The project's live memories the tiers may move: not pinned, not preserved."""
+    # lifecycle runs the tiers (this module) in its decay pass: this import closes a loop
     from memories.services.lifecycle import PRESERVATION_TAGS
 
     stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
