@@ -245,9 +245,9 @@ def _edge_sql(edge: EdgeKind, walk: Walk) -> str:
 
 
 def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-    """A walk's statement is a union of small index scans: run serially. As a parallel
-    append its workers took ~30 ms to start on a busy 2-core machine, for ~15 ms of work
-    (docs/graph.md, "One graph across kinds")."""
+    """A walk's statement is a union of small index scans: run serially, since starting
+    parallel-append workers costs more than the work (docs/graph.md, "One graph across
+    kinds")."""
     return fetch_with_settings(DEFAULT_DB_ALIAS, sql, params, SERIAL)  # type: ignore[arg-type]
 
 

@@ -2,7 +2,7 @@
 (memoryplatform.lib.tokens, MEMORY_TOKENIZER=embedding).
 
 The local model's tokenizer is read from its `tokenizer.json` (the Rust `tokenizers`
-library: ~30 ms to load, no model weights, no torch); a remote model's is tiktoken's
+library: no model weights, no torch); a remote model's is tiktoken's
 `cl100k_base` when its file is cached, else none (counts fall back to the estimate).
 
 WordPiece folds what its vocabulary cannot read into one `[UNK]`: a run of emoji, a

@@ -122,7 +122,7 @@ def search_queryset(*, project: Project, query: SearchQuery) -> QuerySet[Memory]
     A project holding at most SMALL_PROJECT_SHARE of the table is named in the form the
     keyword index can use (`MemoryQuerySet.for_project`), and the planner then uses the
     project's entries where they are short: a smaller tenant's keyword search beside a large
-    one gets several times faster at p95. For a project holding most of the table the same
+    one gets faster. For a project holding most of the table the same
     form is slower. The crossover lies between; half the table errs towards the form whose
     misses cost less (docs/benchmarks.md, "Keyword statements")."""
     small = project_share(project=project) <= SMALL_PROJECT_SHARE
