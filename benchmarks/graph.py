@@ -104,14 +104,19 @@ def measure(project: Any, starts: list[int], fn: Any) -> dict[str, float]:
     return percentiles(samples)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_graph_args(description: str) -> argparse.Namespace:
+    """The graph's size, the walks sampled and the seed: shared with benchmarks.graph_kinds."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--entities", type=int, default=10_000)
     parser.add_argument("--relations", type=int, default=50_000)
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--rebuild", action="store_true")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_graph_args(__doc__.split("\n\n")[0])
     setup_django("bench_graph")
 
     from entities.models import Entity

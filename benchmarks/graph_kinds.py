@@ -18,7 +18,6 @@ Each start goes through the three in turn, so a shared machine's load falls on a
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import random
 import time
@@ -26,7 +25,7 @@ import uuid
 from typing import Any
 
 from benchmarks.common import Timer, percentiles, setup_django, table, write_results
-from benchmarks.graph import build
+from benchmarks.graph import build, parse_graph_args
 
 MEMORIES_PER_ENTITY = 2  # 20k memories for 10k entities, each linked to two entities
 DOCUMENTS = 200
@@ -186,13 +185,7 @@ def measure_interleaved(starts: list[int], paths: dict[str, Any]) -> dict[str, d
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--entities", type=int, default=10_000)
-    parser.add_argument("--relations", type=int, default=50_000)
-    parser.add_argument("--samples", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--rebuild", action="store_true")
-    args = parser.parse_args()
+    args = parse_graph_args(__doc__.split("\n\n")[0])
     setup_django("bench_graph")
 
     from entities.models import Entity
