@@ -1,6 +1,6 @@
-"""Background jobs (django-q2). Tasks take ids, never objects, and are enqueued only after the
-transaction that asked for them commits. Each is a thin call into a service; the same
-services run synchronously from the management commands."""
+"""Background jobs (django-q2). Tasks take ids, never objects, and no worker sees one before
+the transaction that asked for it commits (`enqueue`). Each is a thin call into a service;
+the same services run synchronously from the management commands."""
 
 from __future__ import annotations
 
@@ -48,10 +48,18 @@ SCHEDULE_MINUTES = {"memory-sessions": 5}
 
 
 def enqueue(func: str, *args: Any, **kwargs: Any) -> None:
-    """Queue `func(*args)` once the current transaction commits (at once outside one)."""
+    """Queue `func(*args)` for a worker, never before the current transaction commits. On the
+    database broker the job's row is written in that transaction: committed or rolled back with
+    the write that asked for it, and no statement left for after the commit (nor a job lost to
+    a process killed in between). On Redis, or when jobs run inline, it is sent once the
+    transaction commits (at once outside one)."""
+    from django_q.conf import Conf
     from django_q.tasks import async_task
 
-    transaction.on_commit(lambda: async_task(func, *args, **kwargs))
+    if Conf.ORM and not Conf.SYNC and transaction.get_connection(Conf.ORM).in_atomic_block:
+        async_task(func, *args, **kwargs)
+    else:
+        transaction.on_commit(lambda: async_task(func, *args, **kwargs))
 
 
 def _projects(project_id: int | None) -> Iterator[Project]:

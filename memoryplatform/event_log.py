@@ -33,16 +33,21 @@ class EventLog(Protocol):
 
 class DatabaseEventLog:
     def append(self, project_id: int, events: list[Event]) -> list[Event]:
-        from memoryplatform.models import EventRecord
-
-        with project_scope(project_id):  # on commit, in whatever scope wrote the events
-            records = EventRecord.objects.bulk_create(
-                EventRecord(project_id=project_id, type=e["type"], at=e["at"], body=dict(e))
-                for e in events
+        # one INSERT of every event, in a transaction of its own (after the write's commit):
+        # a single statement, so no BEGIN and COMMIT around it
+        rows = ", ".join(["(%s, %s, %s, %s::jsonb)"] * len(events))
+        params: list[Any] = []
+        for event in events:
+            params += [project_id, event["type"], event["at"], json.dumps(event)]
+        with project_scope(project_id), connection.cursor() as cursor:
+            cursor.execute(
+                "INSERT INTO memoryplatform_eventrecord (project_id, type, at, body)"
+                f" VALUES {rows} RETURNING id",
+                params,
             )
-            pairs = zip(events, records, strict=True)
-            numbered = [{**event, "id": record.pk} for event, record in pairs]
-            first, last = records[0].pk, records[-1].pk
+            ids = sorted(row[0] for row in cursor.fetchall())
+            numbered = [{**event, "id": pk} for event, pk in zip(events, ids, strict=True)]
+            first, last = ids[0], ids[-1]
             if (first - 1) // TRIM_EVERY != last // TRIM_EVERY:
                 self._trim(project_id)
         return numbered  # type: ignore[return-value]

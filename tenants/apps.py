@@ -4,6 +4,8 @@ from typing import Any
 
 from django.apps import AppConfig
 from django.conf import settings
+from django.core.cache import caches
+from django.core.cache.backends.db import DatabaseCache
 from django.core.management import call_command
 from django.db import connections
 from django.db.models.signals import post_migrate
@@ -30,10 +32,9 @@ def create_cache_tables(using: str, **kwargs: Any) -> None:
     flush). Counters
     and slots need no crash safety: after a crash they start from zero."""
     call_command("createcachetable", database=using, verbosity=0)
-    config = settings.CACHES.get(LIMITS_CACHE, {})
-    if config.get("BACKEND") != "django.core.cache.backends.db.DatabaseCache":
+    if LIMITS_CACHE not in settings.CACHES or not isinstance(caches[LIMITS_CACHE], DatabaseCache):
         return
-    table = str(config["LOCATION"])
+    table = str(settings.CACHES[LIMITS_CACHE]["LOCATION"])
     with connections[using].cursor() as cursor:
         cursor.execute("SELECT relpersistence FROM pg_class WHERE oid = to_regclass(%s)", [table])
         row = cursor.fetchone()

@@ -168,8 +168,8 @@ def memories_stored(*, project: Project, stored: list[tuple[Memory, bool, list[s
         for i, (memory, _, names) in enumerate(stored)
         if names
     }
-    new_ids = [memory.pk for memory, created, _names in stored if created]
-    extracted = _extract_inline(project, new_ids) if new_ids else {}
+    new = [memory for memory, created, _names in stored if created]
+    extracted = _extract_inline(project, new) if new else {}
     plans: list[_Plan] = []
     for index, (memory, _created, _names) in enumerate(stored):
         plans += [named[index]] if index in named else []
@@ -197,19 +197,19 @@ def _extraction_mode() -> str:
     return str(mode)
 
 
-def _extract_inline(project: Project, memory_ids: list[UUID]) -> dict[UUID, _Plan]:
-    """The checked extraction of each new memory when extraction runs inline; otherwise the
-    memories are queued for the job (or left alone) and there is nothing to apply now."""
+def _extract_inline(project: Project, new: list[Memory]) -> dict[UUID, _Plan]:
+    """The checked extraction of each memory this write inserted (live: it has just been
+    written) when extraction runs inline; otherwise the memories are queued for the job (or
+    left alone) and there is nothing to apply now."""
     match _extraction_mode():
         case "off":
             return {}
         case "async":
-            for memory_id in memory_ids:
-                transaction.on_commit(partial(_enqueue, project.pk, str(memory_id)))
+            for memory in new:
+                transaction.on_commit(partial(_enqueue, project.pk, str(memory.pk)))
             return {}
         case _:
-            live = _live(project, memory_ids)
-            plans = {memory.pk: _extracted_plan(project, memory) for memory in live}
+            plans = {memory.pk: _extracted_plan(project, memory) for memory in new}
             return {pk: plan for pk, plan in plans.items() if plan is not None}
 
 
@@ -217,13 +217,6 @@ def _enqueue(project_id: int, memory_id: str) -> None:
     from django_q.tasks import async_task
 
     async_task("entities.tasks.extract_memory_graph", project_id, memory_id)
-
-
-def _live(project: Project, memory_ids: list[UUID]) -> list[Memory]:
-    live = Memory.objects.for_project(project).alive()
-    live = live.only("id", "project_id", "content", "user_id", "agent_id", "run_id")
-    found = live.in_bulk(memory_ids)
-    return [found[pk] for pk in memory_ids if pk in found]
 
 
 def _extracted_plan(project: Project, memory: Memory) -> _Plan | None:

@@ -77,7 +77,9 @@ class MentionResult:
     closed: list[Relation] = field(default_factory=list)
 
 
-@transaction.atomic
+# inside a caller's transaction, no savepoint of its own: an error goes up to the caller's
+# (a memory write's graph update has one: memory_graph._apply_stored)
+@transaction.atomic(savepoint=False)
 def relations_reinforce_bulk(
     *, project: Project, mentions: list[RelationMention]
 ) -> list[MentionResult]:

@@ -78,7 +78,9 @@ WHERE n.distance <= %(max_distance)s
 """
 
 
-@transaction.atomic
+# inside a caller's transaction, no savepoint of its own: an error goes up to the caller's
+# (a memory write's graph update has one: memory_graph._apply_stored)
+@transaction.atomic(savepoint=False)
 def entities_resolve_groups(
     *, project: Project, groups: list[list[EntitySpec]]
 ) -> list[list[Entity]]:

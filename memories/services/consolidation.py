@@ -27,7 +27,6 @@ from typing import Any, Literal
 from uuid import UUID
 
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from memories.models import (
@@ -42,6 +41,7 @@ from memories.services.tuning import tuning
 from memoryplatform.events import emit
 from memoryplatform.lib.actor import Actor
 from memoryplatform.lib.errors import InvalidInput
+from memoryplatform.lib.result_cache import quiet_writes
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -256,8 +256,8 @@ RETURNING inserts_since_consolidation
 
 
 def count_insert(*, project: Project, count: int = 1) -> None:
-    """Count `count` inserts after the write commits (a short transaction of its own, so writers
-    never queue on the counter row) and enqueue consolidation every `interval` inserts."""
+    """Count `count` inserts after the write commits (a statement of its own, so writers never
+    queue on the counter row) and enqueue consolidation every `interval` inserts."""
     interval = int(tuning(project, "consolidation_interval") or 0)
     if interval <= 0:
         return
@@ -265,18 +265,27 @@ def count_insert(*, project: Project, count: int = 1) -> None:
     transaction.on_commit(lambda: _count_committed_insert(project_id, interval, count))
 
 
+_TAKE_SQL = """
+UPDATE memories_maintenancestate SET inserts_since_consolidation =
+    inserts_since_consolidation - %(taken)s
+WHERE project_id = %(project)s AND inserts_since_consolidation >= %(taken)s
+RETURNING 1
+"""
+
+
 def _count_committed_insert(project_id: int, interval: int, count: int) -> None:
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(_COUNT_SQL, {"project": project_id, "count": count})
-            (total,) = cursor.fetchone()
+    # the counter is no search answer: its writes leave the search cache as it is
+    with quiet_writes(), connection.cursor() as cursor:
+        cursor.execute(_COUNT_SQL, {"project": project_id, "count": count})
+        (total,) = cursor.fetchone()
         if total < interval:
             return
-        # one consolidation run covers however many intervals a bulk write crossed
-        MaintenanceState.objects.filter(project_id=project_id).update(
-            inserts_since_consolidation=F("inserts_since_consolidation")
-            - (total - total % interval)
-        )
-        from memories.tasks import enqueue
+        # one consolidation run covers however many intervals a bulk write crossed; of two
+        # writers crossing one interval at once, the one whose UPDATE takes them enqueues
+        taken = total - total % interval
+        cursor.execute(_TAKE_SQL, {"project": project_id, "taken": taken})
+        if not cursor.fetchall():
+            return
+    from memories.tasks import enqueue
 
-        enqueue("memories.tasks.consolidate_project", project_id)
+    enqueue("memories.tasks.consolidate_project", project_id)

@@ -29,7 +29,7 @@ CACHES: dict[str, dict[str, object]] = {
         {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
         if REDIS_URL
         else {
-            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "BACKEND": "memoryplatform.db.cache.PostgresCache",
             "LOCATION": "memoryplatform_limits_cache",
             # culled only past this many rows (expired ones first): live counters stay
             "OPTIONS": {"MAX_ENTRIES": 20_000},
