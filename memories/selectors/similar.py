@@ -31,17 +31,23 @@ def memories_similar_to(
     queryset: QuerySet[Memory] | None = None,
 ) -> list[Neighbour]:
     """Live memories of `project` (within `scope`, all given fields matching) closest to
-    `embedding`, most similar first, at least `min_similarity`."""
+    `embedding`, most similar first, at least `min_similarity`.
+
+    The similarity floor applies to the `limit` nearest, not inside the vector index's scan:
+    the same answer (the nearest above a floor are the nearest), but an HNSW scan asked for
+    rows above a floor that few or none reach (the near-duplicate check before every store)
+    keeps walking the graph until its scan limit (20,000 rows), where asked for the nearest
+    in scope it stops at the first few."""
     base = queryset if queryset is not None else Memory.objects.all()
     near = (
         base.filter(project=project, deleted_at__isnull=True, embedding__isnull=False)
         .filter(**(scope.as_filter() if scope else {}))
         .exclude(pk__in=exclude_ids or [])
         .annotate(distance=CosineDistance("embedding", embedding))
-        .filter(distance__lte=1.0 - min_similarity)
         .order_by("distance")
     )
     # the rows in the HNSW graph and those whose vector is pending, ranked apart, then together
     in_graph, pending = split_by_graph(near)
     rows = in_graph[:limit].union(pending[:limit], all=True).order_by("distance")[:limit]
-    return [Neighbour(memory=row, similarity=1.0 - row.distance) for row in rows]
+    neighbours = [Neighbour(memory=row, similarity=1.0 - row.distance) for row in rows]
+    return [n for n in neighbours if n.similarity >= min_similarity]
