@@ -135,16 +135,26 @@ def specificity(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
 
 AMBIGUITY_CAP = 200  # memories counted per one-word name, linked and holding the word
 
+# The memories holding a name are counted once per name: a project where each user's graph
+# has its own "CRM" entity (fifty of them) asks for the word once, not fifty times.
 _WORD_SHARE_SQL = f"""
-SELECT e.id,
+WITH named AS MATERIALIZED (
+    SELECT e.id, e.normalized_name
+    FROM {Entity._meta.db_table} e
+    WHERE e.project_id = %(project)s AND e.id = ANY(%(ids)s)
+      AND strpos(e.normalized_name, ' ') = 0
+), said AS MATERIALIZED (
+    SELECT w.name, (SELECT count(*) FROM (SELECT 1 FROM {Memory._meta.db_table} m
+        WHERE m.project_id = %(project)s AND m.deleted_at IS NULL
+          AND m.search_vector @@ plainto_tsquery(%(config)s::regconfig, w.name)
+        LIMIT %(cap)s) AS hits) AS n
+    FROM (SELECT DISTINCT normalized_name AS name FROM named) w
+)
+SELECT named.id,
     (SELECT count(*) FROM (SELECT 1 FROM {EntityMemory._meta.db_table} l
-        WHERE l.project_id = e.project_id AND l.entity_id = e.id LIMIT %(cap)s) AS a),
-    (SELECT count(*) FROM (SELECT 1 FROM {Memory._meta.db_table} m
-        WHERE m.project_id = e.project_id AND m.deleted_at IS NULL
-          AND m.search_vector @@ plainto_tsquery(%(config)s::regconfig, e.name)
-        LIMIT %(cap)s) AS w)
-FROM {Entity._meta.db_table} e
-WHERE e.project_id = %(project)s AND e.id = ANY(%(ids)s) AND strpos(e.normalized_name, ' ') = 0
+        WHERE l.project_id = %(project)s AND l.entity_id = named.id LIMIT %(cap)s) AS a),
+    said.n
+FROM named JOIN said ON said.name = named.normalized_name
 """
 
 
