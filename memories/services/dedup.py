@@ -58,7 +58,8 @@ def find_near_duplicate(
     # every write: this import closes a loop and cannot move up
     from memories.services.contradictions import contradiction_cues
 
-    same_scope = Memory.objects.filter(**scope.as_dict())
+    # what the check reads of a neighbour: its content (the merge reloads the survivor whole)
+    same_scope = Memory.objects.filter(**scope.as_dict()).only("id", "project_id", "content")
     for neighbour in memories_similar_to(
         project=project,
         embedding=embedding,
