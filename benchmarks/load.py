@@ -173,7 +173,10 @@ def start_server(
     from django.conf import settings
 
     extra = dict(item.split("=", 1) for item in env)
-    environment = {**os.environ, "MEMORY_LOG_LEVEL": "WARNING", **extra}
+    # one API key sends every request: the per-key rate limits (3,000 searches a minute by
+    # default) would measure the limiter, not the server; `--env` still sets them
+    unlimited = {f"MEMORY_RATE_LIMIT_{kind}": "none" for kind in ("READ", "SEARCH", "WRITE")}
+    environment = {**os.environ, "MEMORY_LOG_LEVEL": "WARNING", **unlimited, **extra}
     environment.setdefault("MEMORY_DATA_DIR", str(settings.DATA_DIR))  # the same database
     root = Path(checkout).resolve() if checkout else Path(__file__).resolve().parent.parent
     environment["PYTHONPATH"] = str(root)
