@@ -52,3 +52,33 @@ def check_security_middleware(app_configs: Any, **kwargs: Any) -> list[CheckMess
     as_stock = [STOCK.get(path, path) for path in settings.MIDDLEWARE]
     with override_settings(MIDDLEWARE=as_stock):
         return missing + [message for check in SETTING_CHECKS for message in check(app_configs)]
+
+
+@register(Tags.database, deploy=True)
+def check_leakproof_search_operators(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
+    """With row-level security on, the search operators' functions must be LEAKPROOF, or
+    searches read every row of a project (memoryplatform/db/rls.py). `migrate` marks them when
+    its owner is a superuser; otherwise an administrator runs the statements named here."""
+    from django.db import DatabaseError, connection
+
+    from memoryplatform.db import rls
+
+    if not connection.settings_dict.get("APP_ROLE"):
+        return []
+    try:
+        with connection.cursor() as cursor:
+            leaky = rls.leaky_functions(cursor)
+    except DatabaseError:  # no database to ask: the other checks say so
+        return []
+    if not leaky:
+        return []
+    statements = " ".join(rls.leakproof_statements(leaky))
+    return [
+        Warning(
+            "Row-level security is on and the search operators' functions are not marked "
+            "LEAKPROOF: searches filter a project's rows one by one instead of through their "
+            "indexes.",
+            hint=f"As a superuser, run once in the platform's database: {statements}",
+            id="memory.W002",
+        )
+    ]

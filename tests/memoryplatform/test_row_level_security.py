@@ -246,3 +246,29 @@ def test_a_staff_user_in_the_admin_sees_every_project_and_is_logged(alice, bob, 
         page = client.get("/admin/memories/memory/").content.decode()
     assert "alice&#x27;s" in page and "bob&#x27;s" in page
     assert "staff ops: GET /admin/memories/memory/" in caplog.text
+
+
+@pytest.mark.django_db
+def test_migrate_marks_the_search_operators_leakproof() -> None:
+    """Under the policy a keyword match stays an index condition instead of a filter over
+    every row of the project: `@@` and the other search operators are leakproof."""
+    with connection.cursor() as cursor:
+        assert db_rls.leaky_functions(cursor) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_deploy_check_names_the_statements_while_an_operator_is_leaky() -> None:
+    from memoryplatform.checks import check_leakproof_search_operators
+
+    def alter(marking: str) -> None:
+        with db_rls.owner_connection("default", "test"), connection.cursor() as cursor:
+            cursor.execute(f"ALTER FUNCTION ts_match_vq(tsvector, tsquery) {marking}")
+
+    assert check_leakproof_search_operators(None) == []
+    alter("NOT LEAKPROOF")
+    try:
+        warnings = check_leakproof_search_operators(None)
+    finally:
+        alter("LEAKPROOF")
+    assert [w.id for w in warnings] == ["memory.W002"]
+    assert "ALTER FUNCTION ts_match_vq(tsvector, tsquery) LEAKPROOF;" in warnings[0].hint
