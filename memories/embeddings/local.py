@@ -147,7 +147,10 @@ class LocalEmbedder:
             size = dimension_from_config(directory) if directory else None
             if size is None:
                 model = self._guarded(self._load)
-                size = int(_embedding_dimension(model))
+                if hasattr(model, "encode"):
+                    size = int(_embedding_dimension(model))
+                else:  # the tokenizer alone (ONNX Runtime): the graph's output says
+                    size = len(self._embed_one("dimension"))
             self._dimensions = size
         return self._dimensions
 
@@ -210,7 +213,14 @@ class LocalEmbedder:
     # --- loading --------------------------------------------------------------------------
 
     def _load(self) -> Any:
+        """The model: for ONNX Runtime with its graph exported already, its tokenizer alone
+        (local_onnx.tokenizer_only: no PyTorch in the process); else sentence-transformers'."""
         with self._lock:
+            if self._model is None and self.runtime == "onnx":
+                from memories.embeddings import local_onnx
+
+                directory = model_directory(self.model_name)
+                self._model = local_onnx.tokenizer_only(self.model_name, directory)
             if self._model is None:
                 try:
                     model = load_sentence_transformer(self.model_name)
@@ -245,6 +255,8 @@ class LocalEmbedder:
                 except Exception as exc:  # the model still runs in PyTorch
                     logger.warning("embedding with PyTorch, not ONNX Runtime: %s", exc)
                     self.runtime = "torch"
+                    if not hasattr(self._model, "encode"):  # the tokenizer alone: load it all
+                        self._model = None
         return self._session
 
     def _int8(self) -> Any:

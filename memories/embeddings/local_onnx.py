@@ -8,12 +8,21 @@ dispatching ~200 small operators from Python; ONNX Runtime runs the fused graph 
 Same weights, same tokenizer, same vectors (largest difference seen 1.5e-7, tests compare
 them), query embedding on one CPU thread ~2.5× faster (docs/benchmarks.md). A session is
 safe to call from several threads at once, so queries need no hop to the model thread.
+
+Once the graph is exported, a process needs neither PyTorch nor sentence-transformers to run
+it: `tokenizer_only` gives what the graph takes from the model's own tokenizer file (the
+`tokenizers` library, as sentence-transformers' fast tokenizer uses it: texts stripped,
+truncated at the model's `max_seq_length`, padded to the longest of a batch). Importing
+sentence-transformers (and with it PyTorch) took ~4 of the 4.6 s a process waited for its
+first embedding: a stdio MCP server's first store, a worker's first job, a command's first
+search. The same token ids, so the same vectors (tests compare them).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import os
 import tempfile
@@ -139,6 +148,64 @@ def _export(model: Any, path: Path) -> None:
 
 
 def run(session: Any, features: dict[str, Any]) -> Any:
-    """Embeddings (numpy, one row per text) of tokenizer output from `model.preprocess`."""
-    inputs = {arg.name: features[arg.name].numpy() for arg in session.get_inputs()}
+    """Embeddings (numpy, one row per text) of tokenizer output from `model.preprocess`
+    (PyTorch tensors from sentence-transformers, numpy arrays from `TokenizerOnly`)."""
+    inputs = {}
+    for arg in session.get_inputs():
+        value = features[arg.name]
+        inputs[arg.name] = value.numpy() if hasattr(value, "numpy") else value
     return session.run(None, inputs)[0]
+
+
+class TokenizerOnly:
+    """The part of a sentence-transformers model the exported graph needs: `preprocess`
+    (its Transformer module's tokenizer and settings) and `prompts`."""
+
+    def __init__(self, tokenizer: Any, *, lower_case: bool, prompts: dict[str, str]) -> None:
+        self._tokenizer = tokenizer
+        self._lower_case = lower_case
+        self.prompts = prompts
+
+    def preprocess(self, texts: list[str]) -> dict[str, Any]:
+        import numpy as np
+
+        texts = [str(text).strip() for text in texts]
+        if self._lower_case:
+            texts = [text.lower() for text in texts]
+        encodings = self._tokenizer.encode_batch(texts)
+        return {
+            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+        }
+
+
+def tokenizer_only(model_name: str, directory: Path | None) -> TokenizerOnly | None:
+    """The tokenizer of `model_name`'s files in `directory`, when its graph is exported
+    already and the model is the common shape (a Transformer module first, whose folder has
+    a `tokenizer.json`, with a `max_seq_length`); None otherwise (the model is loaded whole)."""
+    if directory is None or not model_path(model_name).exists():
+        return None
+    try:
+        from tokenizers import Tokenizer
+
+        modules = json.loads((directory / "modules.json").read_text())
+        first = modules[0]
+        if not str(first.get("type", "")).endswith("Transformer"):
+            return None
+        folder = directory / first.get("path", "")
+        config = json.loads((folder / "sentence_bert_config.json").read_text())
+        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        pad = json.loads((folder / "tokenizer_config.json").read_text()).get("pad_token")
+        pad = pad.get("content") if isinstance(pad, dict) else pad
+        max_length = int(config["max_seq_length"])
+        pad_id = tokenizer.token_to_id(pad) if pad else None
+        if pad_id is None:
+            return None
+        own = directory / "config_sentence_transformers.json"
+        prompts = json.loads(own.read_text()).get("prompts") or {} if own.exists() else {}
+    except (OSError, ValueError, KeyError, IndexError, TypeError, ImportError):
+        return None
+    tokenizer.enable_truncation(max_length=max_length)
+    tokenizer.enable_padding(pad_id=pad_id, pad_token=pad)
+    return TokenizerOnly(tokenizer, lower_case=bool(config.get("do_lower_case")), prompts=prompts)

@@ -89,6 +89,29 @@ def test_the_exported_model_is_reused_by_later_processes(settings, tmp_path) -> 
     assert not list((tmp_path / "models").glob("*.partial"))
 
 
+def test_a_later_process_embeds_with_the_tokenizer_alone_and_gets_the_same_vectors(
+    settings, tmp_path
+) -> None:
+    """Once the graph is exported, an embedder needs no PyTorch model: the tokenizer file and
+    the graph give the vectors sentence-transformers gives (stripped, truncated, padded)."""
+    from memories.embeddings.local import LocalEmbedder
+    from memories.embeddings.local_onnx import TokenizerOnly
+
+    settings.DATA_DIR = tmp_path
+    texts = ["  how do I train my dog  ", "", "short", "a much longer text " * 60, "mid one"]
+    first = LocalEmbedder(model_name="all-MiniLM-L6-v2", batch_size=2, runtime="onnx")
+    exported = first.embed_batch(texts)  # exports the graph from the whole model
+    later = LocalEmbedder(model_name="all-MiniLM-L6-v2", batch_size=2, runtime="onnx")
+    vectors = later.embed_batch(texts)
+    assert isinstance(later._model, TokenizerOnly)
+    torch = LocalEmbedder(model_name="all-MiniLM-L6-v2", batch_size=2, runtime="torch")
+    for mine, onnx, theirs in zip(vectors, exported, torch.embed_batch(texts), strict=True):
+        assert mine == pytest.approx(onnx, abs=1e-6)
+        assert mine == pytest.approx(theirs, abs=1e-5)
+    assert later.embed(texts[0]) == pytest.approx(torch.embed(texts[0]), abs=1e-5)
+    assert later.dimensions == 384
+
+
 def test_onnx_runtime_falls_back_to_torch_when_it_cannot_export(settings, tmp_path, caplog) -> None:
     from memories.embeddings.local import LocalEmbedder
 
