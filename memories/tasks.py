@@ -13,9 +13,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from memoryplatform.lib.actor import job
-from memoryplatform.lib.db_outage import survives_db_outage
-from memoryplatform.lib.project_scope import all_projects, project_scope
+from platformcore.lib.actor import job
+from platformcore.lib.db_outage import survives_db_outage
+from platformcore.lib.project_scope import all_projects, project_scope
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""Dependencies point one way: `memoryplatform.lib` (with the events, LLM and database
+"""Dependencies point one way: `platformcore.lib` (with the events, LLM and database
 infrastructure beside it) imports no app, and each app imports only the layers below it:
 lib ← tenants ← memories ← entities ← analytics / mcpserver. A lower app
 that must tell a higher one something does it through a registry the higher app fills in its

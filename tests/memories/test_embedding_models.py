@@ -12,8 +12,8 @@ from memories.embeddings.local import LocalEmbedder
 from memories.models import EmbeddingSpace, Memory
 from memories.services.summaries import memories_summarize
 from memories.vector_storage import column_storage, storage_for
-from memoryplatform.db.rls import as_owner
-from memoryplatform.maintenance.vector_schema import fit_vector_columns, resize_vector_columns
+from platformcore.db.rls import as_owner
+from maintenance.vector_schema import fit_vector_columns, resize_vector_columns
 from tests.tiny_models import tiny_embedder
 
 pytestmark = pytest.mark.django_db

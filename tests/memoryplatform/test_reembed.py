@@ -10,7 +10,7 @@ from django.core.management import call_command
 from documents.models import Document, DocumentChunk
 from entities.models import Entity
 from memories.models import EmbeddingSpace, Memory
-from memoryplatform.maintenance.embeddings import embeddings_refresh, model_changed
+from maintenance.embeddings import embeddings_refresh, model_changed
 from tests.conftest import make_tenant
 from tests.documents.conftest import RUNBOOK
 
