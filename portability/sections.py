@@ -13,7 +13,7 @@ A table with an integer primary key names the fields that identify a row within 
 Tenant tables left out, and why: `tenants.ApiKey` (credentials: a moved project gets new
 keys), `memories.MaintenanceState` (the jobs' bookkeeping), `analytics.SearchStat` (rolling
 statistics), the export jobs themselves (`portability.ExportJob`) and the live feed's
-replay buffer (`memoryplatform.EventRecord`, which has no foreign key to the project).
+replay buffer (`platformcore.EventRecord`, which has no foreign key to the project).
 """
 
 from __future__ import annotations

@@ -26,11 +26,12 @@ import sys
 import time
 from pathlib import Path
 
+from django.conf import settings
+
 logger = logging.getLogger(__name__)
 
 STOP_TIMEOUT_SECONDS = 15
 RESTART_DELAY_SECONDS = 1.0
-APPLICATION = "memoryplatform.asgi:application"
 
 
 def how_many(asked: int | None, *, redis: bool) -> int:
@@ -89,8 +90,10 @@ def _start(
     threads = str(max(1, (os.cpu_count() or 1) // workers))
     env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     fd = listener.fileno()
+    # the composition root's ASGI application, as settings name it ("package.module:name")
+    module, _, name = settings.ASGI_APPLICATION.rpartition(".")
     process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "--fd", str(fd), APPLICATION],
+        [sys.executable, "-m", "daphne", "--fd", str(fd), f"{module}:{name}"],
         env=env,
         pass_fds=(fd,),
     )
