@@ -42,6 +42,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
+from maintenance.vector_schema import VECTOR_TABLES, VectorTable, index_sql
 from memories.embeddings import Embedder, EmbedderSpec, make_embedder
 from memories.models import EmbeddingSpace
 from memories.services.embedding_space import (
@@ -56,7 +57,6 @@ from memories.vector_storage import VectorStorage, storage_for
 from platformcore.db.rls import as_owner
 from platformcore.lib.errors import Conflict, InvalidInput, ProviderError
 from platformcore.lib.vectors import vector_literal
-from maintenance.vector_schema import VECTOR_TABLES, VectorTable, index_sql
 
 BATCH = 64
 TOUCHED = "memories_embedding_switch_touched"

@@ -14,10 +14,10 @@ from django.conf import settings  # noqa: E402
 
 from mcpserver.asgi import with_mcp  # noqa: E402
 from memories.embeddings import warm_up  # noqa: E402
+from memoryplatform.routing import browser_origin_validator, websocket_urlpatterns  # noqa: E402
 from platformcore.lib.asgi_http import ThreadedHTTPHandler  # noqa: E402
 from platformcore.lib.asgi_limits import RequestBodyLimit  # noqa: E402
 from platformcore.lib.work_budget import WorkBudget  # noqa: E402
-from memoryplatform.routing import browser_origin_validator, websocket_urlpatterns  # noqa: E402
 
 # MCP (/mcp Streamable HTTP, /sse + /messages/ legacy SSE) is routed by path before Django;
 # every HTTP request's body is capped first (platformcore/lib/asgi_limits.py).

@@ -7,9 +7,6 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memories.embeddings import EmbedderSpec, configured_spec
-from platformcore.lib.errors import ServiceError
-from platformcore.lib.project_scope import across_projects
 from maintenance.embedding_switch import (
     SwitchReport,
     embeddings_switch,
@@ -17,6 +14,9 @@ from maintenance.embedding_switch import (
     switch_in_progress,
 )
 from maintenance.embeddings import embeddings_refresh, model_changed
+from memories.embeddings import EmbedderSpec, configured_spec
+from platformcore.lib.errors import ServiceError
+from platformcore.lib.project_scope import across_projects
 from portability.progress import SectionBars
 from tenants.models import Project
 
