@@ -21,7 +21,8 @@ from tenants.models import Project
 logger = logging.getLogger(__name__)
 
 # name -> (task path, django-q schedule type); installed by `manage.py setup_schedules`. The
-# composition root adds the jobs that span the apps in its AppConfig.ready().
+# apps above add the jobs that span the apps in their AppConfig.ready() (maintenance: the
+# embeddings refresh).
 SCHEDULES = {
     "memory-decay": ("memories.tasks.run_decay", "H"),
     "memory-consolidation": ("memories.tasks.run_consolidation", "D"),
