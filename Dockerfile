@@ -13,6 +13,7 @@ WORKDIR /app
 RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
 
 COPY pyproject.toml README.md ./
+COPY platformcore ./platformcore
 COPY memoryplatform ./memoryplatform
 COPY tenants ./tenants
 COPY memories ./memories
@@ -21,6 +22,8 @@ COPY documents ./documents
 COPY analytics ./analytics
 COPY compat ./compat
 COPY mcpserver ./mcpserver
+COPY maintenance ./maintenance
+COPY portability ./portability
 COPY templates ./templates
 COPY manage.py ./
 RUN pip install . && python manage.py collectstatic --noinput

@@ -14,7 +14,7 @@ def main() -> None:
     try:
         execute_from_command_line(sys.argv)
     except Exception as exc:  # a database never migrated: say so, not a traceback
-        from memoryplatform.db.rls import first_start_message
+        from platformcore.db.rls import first_start_message
 
         message = first_start_message(exc)
         if message is None:

@@ -50,7 +50,7 @@ from memories.services.consolidation import memories_consolidate
 from memories.services.decay_control import decay_pause, decay_paused, decay_resume
 from memories.services.lifecycle import memory_preserve, prune_candidates
 from memories.services.memories import memories_delete
-from memoryplatform.lib.errors import ServiceError
+from platformcore.lib.errors import ServiceError
 from tenants.admin import ProjectScopedAdmin, curated_project, curated_projects
 from tenants.models import Project
 

@@ -9,6 +9,6 @@ class AnalyticsConfig(AppConfig):
     def ready(self) -> None:
         # every answered search (REST, MCP) is counted in the per-day statistics
         from analytics.services.search_stats import search_completed
-        from memoryplatform.lib import hooks
+        from platformcore.lib import hooks
 
         hooks.register("search_completed", search_completed)

@@ -132,7 +132,7 @@ def score(item: dict[str, Any], got: Output, scores: dict[str, Score]) -> None:
 def offline(item: dict[str, Any]) -> Output:
     from entities.services.graph_extraction import extract_offline
     from memories.services.fact_extraction.messages import Message
-    from memoryplatform.lib.text.offline_facts import extract_facts_offline
+    from platformcore.lib.text.offline_facts import extract_facts_offline
 
     facts = list(extract_facts_offline([Message("user", item["text"])]))
     entities: set[tuple[str, str]] = set()
@@ -150,7 +150,7 @@ def llm_extractor() -> tuple[Callable[[dict[str, Any]], Output], Any]:
     """The LLM path against the fake server; returns the extractor and the server to close."""
     from entities.services.graph_extraction import extract_with_llm
     from memories.services.fact_extraction.llm import extract_facts_llm
-    from memoryplatform.llm.openai_chat import OpenAIChat
+    from platformcore.llm.openai_chat import OpenAIChat
     from tests.fakes.openai_server import FakeOpenAI, tool_calls
 
     fake = FakeOpenAI().__enter__()

@@ -127,8 +127,8 @@ def prepare(n: int, seed: int) -> dict[str, str]:
 
     from memories.models import Memory
     from memories.services.importing import memories_import
-    from memoryplatform.lib.actor import command
-    from memoryplatform.lib.project_scope import all_projects
+    from platformcore.lib.actor import command
+    from platformcore.lib.project_scope import all_projects
     from tenants.models import Project
     from tenants.services import api_key_create, project_create
 

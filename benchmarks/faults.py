@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         MEMORY_CONSOLIDATION_THRESHOLD="1.0",  # the jobs run, merging nothing
     )
     setup_django("faults")
-    from memoryplatform.lib.project_scope import all_projects
+    from platformcore.lib.project_scope import all_projects
     from tenants.services import api_key_create, project_create
 
     with all_projects("faults benchmark: its project and key"):

@@ -85,7 +85,7 @@ def run(project: Any, spec: str, items: list[Any], args: argparse.Namespace) -> 
     from memories.services.consolidation import memories_consolidate
     from memories.services.importing import memories_import
     from memories.services.vector_index import index_pending_vectors
-    from memoryplatform.lib.actor import command
+    from platformcore.lib.actor import command
 
     mode, vectors, in_flight = variant(spec)
     sample = [item.content for item in items[:2000]]

@@ -51,8 +51,8 @@ def conversation(rng: random.Random) -> list[dict[str, str]]:
 def bench_add(project: Any, conversations: int, seed: int) -> dict[str, Any]:
     from memories.services.fact_extraction.messages import parse_messages
     from memories.services.fact_extraction.pipeline import memories_add
-    from memoryplatform.lib.actor import command
-    from memoryplatform.lib.text.offline_facts import extract_facts_offline
+    from platformcore.lib.actor import command
+    from platformcore.lib.text.offline_facts import extract_facts_offline
 
     rng = random.Random(seed)
     convs = [conversation(rng) for _ in range(conversations)]
@@ -238,7 +238,7 @@ def bench_maintenance(
 
 def bench_decay(project: Any) -> dict[str, Any]:
     from memories.services.lifecycle import memories_decay, memories_prune
-    from memoryplatform.lib.actor import command
+    from platformcore.lib.actor import command
 
     actor = command("bench")
     with Timer() as decay_first:
@@ -265,7 +265,7 @@ def bench_consolidation(
     from django.utils import timezone
 
     from memories.services.consolidation import memories_consolidate
-    from memoryplatform.lib.actor import command
+    from platformcore.lib.actor import command
 
     actor = command("bench")
     with Timer() as dry_timer:
@@ -301,7 +301,7 @@ def _forced_dry_run(project: Any, plan: str) -> float:
     """A dry run with every scope forced onto one plan ("exact" or "probes")."""
     from memories.services import consolidation_pairs
     from memories.services.consolidation import memories_consolidate
-    from memoryplatform.lib.actor import command
+    from platformcore.lib.actor import command
 
     chosen = consolidation_pairs.PAIR_COST_US
     consolidation_pairs.PAIR_COST_US = 0.0 if plan == "exact" else 1e12

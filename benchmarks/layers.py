@@ -61,7 +61,7 @@ def _kind(rng: random.Random, shares: dict[str, float]) -> str:
 
 def measure(project: Any) -> dict[str, Any]:
     from memories.services.layers import memories_expire_short_term, memories_promote
-    from memoryplatform.lib.actor import job
+    from platformcore.lib.actor import job
 
     started = time.perf_counter()
     promoted = memories_promote(project=project, actor=job("layers"))

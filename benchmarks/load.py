@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     setup_django(os.environ["MEMORY_EMBEDDED_DB_NAME"])
     rng = random.Random(args.seed)
     project = store(args, rng)
-    from memoryplatform.lib.project_scope import project_scope
+    from platformcore.lib.project_scope import project_scope
     from tenants.services import api_key_create
 
     with project_scope(project.pk):  # the project's own row (row-level security, if on)
@@ -143,8 +143,8 @@ def store(args: argparse.Namespace, rng: random.Random) -> Any:
     from benchmarks.scale import generate
     from memories.models import Memory
     from memories.services.importing import memories_import
-    from memoryplatform.lib.actor import command
-    from memoryplatform.lib.project_scope import project_scope
+    from platformcore.lib.actor import command
+    from platformcore.lib.project_scope import project_scope
     from tenants.models import Project
     from tenants.services import project_create
 

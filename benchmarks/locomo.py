@@ -156,7 +156,7 @@ def memory_text(turn: dict[str, Any], fmt: str) -> tuple[str, str]:
 def ingest(project: Any, samples: list[dict[str, Any]], fmt: str, batch: int) -> dict[str, Any]:
     from memories.services.bulk import memories_create_bulk
     from memories.services.memories import MemoryInput
-    from memoryplatform.lib.actor import command
+    from platformcore.lib.actor import command
 
     items = []
     for sample in samples:

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     setup_django("bench_search")
     import httpx
 
-    from memoryplatform.lib.project_scope import project_scope
+    from platformcore.lib.project_scope import project_scope
     from tenants.models import Project
     from tenants.services import api_key_create
 

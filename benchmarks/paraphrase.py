@@ -88,7 +88,7 @@ def ingest(pairs: list[dict[str, Any]], distractors: list[str]) -> tuple[Any, di
     of its memory (`memory_id`)."""
     from memories.services.bulk import memories_create_bulk
     from memories.services.memories import MemoryInput
-    from memoryplatform.lib.actor import command
+    from platformcore.lib.actor import command
     from tenants.models import Project
     from tenants.services import project_create
 

@@ -25,10 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     setup_django("bench_portability")
     from benchmarks.deleted_rows import store
-    from memoryplatform.lib.project_scope import all_projects
-    from memoryplatform.portability.backup import backup_create
-    from memoryplatform.portability.exporting import project_export
-    from memoryplatform.portability.importing import project_import
+    from platformcore.lib.project_scope import all_projects
+    from portability.backup import backup_create
+    from portability.exporting import project_export
+    from portability.importing import project_import
     from tenants.models import Project
     from tenants.services import project_create
 

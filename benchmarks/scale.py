@@ -272,7 +272,7 @@ def ingest(project: Any, items: list[Any], args: argparse.Namespace) -> dict[str
 
     from memories.services.importing import memories_import
     from memories.services.memories import memory_create
-    from memoryplatform.lib.actor import command
+    from platformcore.lib.actor import command
 
     actor = command("bench")
     sample = [item.content for item in items[: min(len(items), 2000)]]
@@ -335,7 +335,7 @@ def deferred_jobs(
         return {}
     from memories.services.consolidation import memories_consolidate
     from memories.services.vector_index import index_pending_vectors
-    from memoryplatform.lib.actor import command
+    from platformcore.lib.actor import command
 
     out: dict[str, Any] = {}
     seconds = bulk_seconds
@@ -375,7 +375,7 @@ def drop_graph() -> None:
     from django.db import connection
 
     from memories.services.vector_index import INDEX
-    from memoryplatform.db.rls import as_owner
+    from platformcore.db.rls import as_owner
 
     with as_owner(connection), connection.cursor() as cursor:
         cursor.execute(f"DROP INDEX IF EXISTS {INDEX}")
@@ -407,7 +407,7 @@ def top_up(project: Any, args: argparse.Namespace) -> dict[str, Any]:
     from memories.models import Memory
     from memories.services.importing import memories_import
     from memories.services.vector_index import index_pending_vectors
-    from memoryplatform.lib.actor import command
+    from platformcore.lib.actor import command
 
     live = Memory.objects.filter(project=project, deleted_at__isnull=True)
     generated, stored = 0, live.count()
@@ -495,7 +495,7 @@ def small_tenant(args: argparse.Namespace, texts: list[str], rng: random.Random)
     server-side searches of every mode for it."""
     from memories.models import Memory
     from memories.services.importing import memories_import
-    from memoryplatform.lib.actor import command
+    from platformcore.lib.actor import command
     from tenants.models import Project
     from tenants.services import project_create
 

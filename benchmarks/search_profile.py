@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["MEMORY_ROW_LEVEL_SECURITY"] = args.rls
     os.environ["MEMORY_SEARCH_CACHE_SECONDS"] = "0"
     setup_django("bench_scale")
-    from memoryplatform.lib.project_scope import all_projects
+    from platformcore.lib.project_scope import all_projects
 
     with all_projects("benchmark: search profile"):  # the project and a key, as an operator
         return profile(args)

@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["MEMORY_ROW_LEVEL_SECURITY"] = args.rls
     os.environ.setdefault("MEMORY_SEARCH_CACHE_SECONDS", "60")  # the default
     setup_django("bench_scale")
-    from memoryplatform.lib.project_scope import all_projects
+    from platformcore.lib.project_scope import all_projects
 
     # the benchmark's own reads and writes (the project, a key, the clean-up) as an operator;
     # each request narrows itself to its key's project, as in production

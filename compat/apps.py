@@ -9,6 +9,6 @@ class CompatConfig(AppConfig):
     def ready(self) -> None:
         # the SQL-native entity memory server's event stream, at /api/events
         from compat.sqlnative.events import in_sync, render
-        from memoryplatform.lib.event_feeds import register_feed
+        from platformcore.lib.event_feeds import register_feed
 
         register_feed("sqlnative", render=render, caught_up=in_sync)

@@ -13,7 +13,7 @@ class DocumentsConfig(AppConfig):
         from documents.refs import memories_learned, memory_details
         from documents.selectors.search import chunk_source
         from documents.services import documents_reset
-        from memoryplatform.lib import hooks
+        from platformcore.lib import hooks
 
         graph_kinds.register()
         # a project's documents are wiped with its memories; memories cite the chunks they were

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memoryplatform.lib.errors import ServiceError
+from platformcore.lib.errors import ServiceError
 
 
 class TooLarge(ServiceError):

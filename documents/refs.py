@@ -22,8 +22,8 @@ from memories.memory_scope import Scope
 from memories.models import Memory
 from memories.selectors.memories import memory_get
 from memories.services.content import capped_text
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import InvalidInput, NotFound, check_choice
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import InvalidInput, NotFound, check_choice
 from tenants.models import Project
 
 RELATIONS = ["cites", "learned_from"]
@@ -143,7 +143,7 @@ def document_learn(
     which a document's impersonal prose rarely is. One transaction per chunk, as `add`
     itself; returns the events per chunk."""
     from memories.services.fact_extraction.pipeline import memories_add
-    from memoryplatform.llm import get_llm
+    from platformcore.llm import get_llm
 
     document = document_get(project=project, document_id=document_id)
     chunks = DocumentChunk.objects.filter(project=project, document=document).order_by("ordinal")

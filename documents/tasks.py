@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memoryplatform.lib.db_outage import survives_db_outage
-from memoryplatform.lib.project_scope import project_scope
+from platformcore.lib.db_outage import survives_db_outage
+from platformcore.lib.project_scope import project_scope
 from tenants.models import Project
 
 

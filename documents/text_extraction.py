@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
 from documents.errors import TooLarge, UnsupportedType
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 
 PLAIN, MARKDOWN, HTML, PDF = "text/plain", "text/markdown", "text/html", "application/pdf"
 SUPPORTED = (PLAIN, MARKDOWN, HTML, PDF)

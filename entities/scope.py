@@ -18,7 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Q
 
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 from tenants.models import Project
 
 GRAPH_SCOPE_FIELDS = ("user_id", "agent_id", "run_id")

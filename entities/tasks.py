@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from entities.services.memory_graph import memory_graph_extract
-from memoryplatform.lib.db_outage import survives_db_outage
-from memoryplatform.lib.project_scope import project_scope
+from platformcore.lib.db_outage import survives_db_outage
+from platformcore.lib.project_scope import project_scope
 from tenants.models import Project
 
 

@@ -28,7 +28,7 @@ from starlette.authentication import AuthCredentials
 
 from mcpserver.auth import bound_agent, bound_api_key
 from mcpserver.tools import end_session
-from memoryplatform.lib.db_threads import database_call
+from platformcore.lib.db_threads import database_call
 from tenants import streams
 from tenants.auth import raw_key_from_headers
 from tenants.models import ApiKey

@@ -15,7 +15,7 @@ from contextvars import ContextVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from memoryplatform.lib.actor import Actor
+from platformcore.lib.actor import Actor
 from tenants.models import ApiKey
 from tenants.namespaces import Namespace, namespace_for
 

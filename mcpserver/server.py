@@ -19,7 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcpserver.auth import tool_agent
 from mcpserver.profiles import PROFILE_NAMESPACES, PROFILES
 from mcpserver.resources import register_prompts, register_resources
-from memoryplatform.lib import json_input
+from platformcore.lib import json_input
 
 INSTRUCTIONS = """\
 Memory Platform gives you long-term memory that outlives this conversation.
@@ -41,7 +41,7 @@ _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 class PlatformServer(MCPServer):
     """The SDK's server, with every tool call's arguments held to the rules of all JSON input
-    (memoryplatform.lib.json_input: depth, NUL, numbers) before any tool sees them."""
+    (platformcore.lib.json_input: depth, NUL, numbers) before any tool sees them."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None

@@ -42,9 +42,9 @@ from memories.services.memories import (
     memory_restore,
     memory_update,
 )
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import ServiceError
-from memoryplatform.lib.hooks import provider
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import ServiceError
+from platformcore.lib.hooks import provider
 from tenants.admin import ProjectScopedAdmin
 from tenants.models import Project
 

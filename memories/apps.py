@@ -14,6 +14,6 @@ class MemoriesConfig(AppConfig):
         post_migrate.connect(embedding_space.record_if_missing, sender=self)
         # budgets count tokens with the embedding model's tokenizer (MEMORY_TOKENIZER)
         from memories.embeddings.tokenizer import embedding_tokenizer
-        from memoryplatform.lib import tokens
+        from platformcore.lib import tokens
 
         tokens.install("embedding", embedding_tokenizer)

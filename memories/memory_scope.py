@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 
 SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
 SCOPE_RULE = "At least one of user_id, agent_id, or run_id must be provided"

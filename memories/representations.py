@@ -13,7 +13,7 @@ from memories.selectors.filters import effective_confidence_of
 from memories.selectors.search import SearchResult
 from memories.selectors.search.sources import SourceHit, SourcesResult, rendered_sources
 from memories.selectors.search_types import SearchQuery
-from memoryplatform.lib.hooks import run_hooks
+from platformcore.lib.hooks import run_hooks
 
 
 class MemorySerializer(serializers.ModelSerializer):

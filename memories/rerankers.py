@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from django.conf import settings
 
-from memoryplatform.lib.errors import ProviderError
+from platformcore.lib.errors import ProviderError
 
 
 class Reranker(Protocol):

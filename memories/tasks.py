@@ -13,15 +13,16 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from memoryplatform.lib.actor import job
-from memoryplatform.lib.db_outage import survives_db_outage
-from memoryplatform.lib.project_scope import all_projects, project_scope
+from platformcore.lib.actor import job
+from platformcore.lib.db_outage import survives_db_outage
+from platformcore.lib.project_scope import all_projects, project_scope
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
 
 # name -> (task path, django-q schedule type); installed by `manage.py setup_schedules`. The
-# composition root adds the jobs that span the apps in its AppConfig.ready().
+# apps above add the jobs that span the apps in their AppConfig.ready() (maintenance: the
+# embeddings refresh).
 SCHEDULES = {
     "memory-decay": ("memories.tasks.run_decay", "H"),
     "memory-consolidation": ("memories.tasks.run_consolidation", "D"),

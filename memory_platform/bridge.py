@@ -16,9 +16,9 @@ from compat.mem0 import oss
 from compat.mem0 import serializers as s
 from memories.memory_scope import SCOPE_RULE
 from memory_platform import errors
-from memoryplatform.lib import errors as service
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.project_scope import project_scope
+from platformcore.lib import errors as service
+from platformcore.lib.actor import Actor
+from platformcore.lib.project_scope import project_scope
 from tenants.models import Project
 
 T = TypeVar("T")

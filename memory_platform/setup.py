@@ -121,7 +121,7 @@ def _migrate() -> None:
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
-    from memoryplatform.db.rls import owner_connection
+    from platformcore.db.rls import owner_connection
 
     with owner_connection("default", "library: are migrations applied"):
         executor = MigrationExecutor(connection)
@@ -131,7 +131,7 @@ def _migrate() -> None:
 
 
 def _project_id(slug: str) -> int:
-    from memoryplatform.lib.errors import Conflict
+    from platformcore.lib.errors import Conflict
     from tenants.models import Project
     from tenants.services import project_create
 

@@ -1,5 +1,5 @@
 """ASGI entry point: Django for HTTP (one hop per request to a long-lived thread, see
-memoryplatform/lib/asgi_http.py), Channels for websockets, MCP routed ahead of both."""
+platformcore/lib/asgi_http.py), Channels for websockets, MCP routed ahead of both."""
 
 import os
 
@@ -14,13 +14,13 @@ from django.conf import settings  # noqa: E402
 
 from mcpserver.asgi import with_mcp  # noqa: E402
 from memories.embeddings import warm_up  # noqa: E402
-from memoryplatform.lib.asgi_http import ThreadedHTTPHandler  # noqa: E402
-from memoryplatform.lib.asgi_limits import RequestBodyLimit  # noqa: E402
-from memoryplatform.lib.work_budget import WorkBudget  # noqa: E402
 from memoryplatform.routing import browser_origin_validator, websocket_urlpatterns  # noqa: E402
+from platformcore.lib.asgi_http import ThreadedHTTPHandler  # noqa: E402
+from platformcore.lib.asgi_limits import RequestBodyLimit  # noqa: E402
+from platformcore.lib.work_budget import WorkBudget  # noqa: E402
 
 # MCP (/mcp Streamable HTTP, /sse + /messages/ legacy SSE) is routed by path before Django;
-# every HTTP request's body is capped first (memoryplatform/lib/asgi_limits.py).
+# every HTTP request's body is capped first (platformcore/lib/asgi_limits.py).
 django_and_channels = ProtocolTypeRouter(
     {
         "http": ThreadedHTTPHandler(

@@ -1,7 +1,7 @@
 """Deployment checks (`manage.py check --deploy`) that see our middleware.
 
 The platform runs Django's SecurityMiddleware, XFrameOptionsMiddleware and CsrfViewMiddleware
-as subclasses (memoryplatform/lib/inline_middleware.py: no thread hop per hook under ASGI,
+as subclasses (platformcore/lib/inline_middleware.py: no thread hop per hook under ASGI,
 browser-only ones skip the API). Django's deploy checks look for the exact class paths and so
 would say the protections are missing and skip checking their settings; settings silence those
 three warnings, and this check runs Django's own setting checks (HSTS, HTTPS redirect, nosniff,
@@ -19,13 +19,13 @@ from django.core.checks.security import base, csrf
 from django.test.utils import override_settings
 
 STOCK = {
-    "memoryplatform.lib.inline_middleware.InlineSecurityMiddleware": (
+    "platformcore.lib.inline_middleware.InlineSecurityMiddleware": (
         "django.middleware.security.SecurityMiddleware"
     ),
-    "memoryplatform.lib.inline_middleware.InlineXFrameOptionsMiddleware": (
+    "platformcore.lib.inline_middleware.InlineXFrameOptionsMiddleware": (
         "django.middleware.clickjacking.XFrameOptionsMiddleware"
     ),
-    "memoryplatform.lib.inline_middleware.BrowserOnlyCsrfViewMiddleware": (
+    "platformcore.lib.inline_middleware.BrowserOnlyCsrfViewMiddleware": (
         "django.middleware.csrf.CsrfViewMiddleware"
     ),
 }
@@ -57,11 +57,11 @@ def check_security_middleware(app_configs: Any, **kwargs: Any) -> list[CheckMess
 @register(Tags.database, deploy=True)
 def check_leakproof_search_operators(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
     """With row-level security on, the search operators' functions must be LEAKPROOF, or
-    searches read every row of a project (memoryplatform/db/rls.py). `migrate` marks them when
+    searches read every row of a project (platformcore/db/rls.py). `migrate` marks them when
     its owner is a superuser; otherwise an administrator runs the statements named here."""
     from django.db import DatabaseError, connection
 
-    from memoryplatform.db import rls
+    from platformcore.db import rls
 
     if not connection.settings_dict.get("APP_ROLE"):
         return []

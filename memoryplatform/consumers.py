@@ -4,7 +4,7 @@ OAuth access token meant for this server (`Authorization: Bearer <token>`).
 It only authenticates, authorizes (read scope) and forwards the project's events, the ones
 the client subscribed to: `types=a,b`, `user_id=`, `agent_id=`, `run_id=` on connect or
 `{"action": "subscribe", ...}` later; `last_event_id=N` on connect or
-`{"action": "resume", "last_event_id": N}` replays what it missed (memoryplatform/events.py).
+`{"action": "resume", "last_event_id": N}` replays what it missed (platformcore/events.py).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from memoryplatform import metrics
-from memoryplatform.events import InvalidSubscription, Subscription, events_since, project_group
-from memoryplatform.lib import json_input
-from memoryplatform.lib.db_threads import database_call
+from platformcore import metrics
+from platformcore.events import InvalidSubscription, Subscription, events_since, project_group
+from platformcore.lib import json_input
+from platformcore.lib.db_threads import database_call
 from tenants import streams
 from tenants.auth import StreamCredential, asgi_stream_credential
 from tenants.models import ApiKey

@@ -26,7 +26,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from memories.models import Memory
-from memoryplatform.lib.project_scope import all_projects
+from platformcore.lib.project_scope import all_projects
 
 STORE_TTL_SECONDS = 60.0
 OTHER_PROJECTS = "_other"

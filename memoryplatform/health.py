@@ -161,6 +161,6 @@ CHECKS: dict[str, Callable[[], Outcome]] = {
     "embedder": check_embedder,
 }
 if settings.MEMORY_REPLICA_ALIASES:  # read replicas' lag (docs/scaling.md)
-    from memoryplatform.db.router import check_replicas
+    from platformcore.db.router import check_replicas
 
     CHECKS["replicas"] = check_replicas

@@ -5,10 +5,10 @@
   the request is served carries it (memoryplatform/logs.py) and the response echoes it in
   `X-Request-ID`, so a client's report, a proxy's log line and ours can be matched.
 - **Metrics**: count and time of the request by its route (the resolved URL pattern's name),
-  method and status class (memoryplatform/metrics.py).
+  method and status class (platformcore/metrics.py).
 
 Sync and async capable, in whichever mode the chain runs, with no thread hop (see
-memoryplatform/lib/inline_middleware.py for why that matters under ASGI).
+platformcore/lib/inline_middleware.py for why that matters under ASGI).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
 
-from memoryplatform import logs, metrics
+from memoryplatform import logs
+from platformcore import metrics
 
 HEADER = "X-Request-ID"
 _ACCEPTED_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")

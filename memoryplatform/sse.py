@@ -24,8 +24,8 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 
-from memoryplatform import metrics
-from memoryplatform.events import (
+from platformcore import metrics
+from platformcore.events import (
     Event,
     InvalidSubscription,
     Subscription,
@@ -34,8 +34,8 @@ from memoryplatform.events import (
     project_group,
     sse_frame,
 )
-from memoryplatform.lib.db_threads import database_call
-from memoryplatform.lib.event_feeds import feed_parts
+from platformcore.lib.db_threads import database_call
+from platformcore.lib.event_feeds import feed_parts
 from tenants import streams
 from tenants.auth import stream_credential
 from tenants.streams import StreamSlot
@@ -86,7 +86,7 @@ def feed_view(name: str) -> Callable[[HttpRequest], Awaitable[HttpResponse]]:
 
 @functools.cache
 def _feed(name: str) -> Feed:
-    """The feed a compatibility layer registered as `name` (memoryplatform/lib/event_feeds.py)."""
+    """The feed a compatibility layer registered as `name` (platformcore/lib/event_feeds.py)."""
     parts = feed_parts(name)
     return Feed(
         render=parts.render,

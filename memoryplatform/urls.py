@@ -23,7 +23,7 @@ urlpatterns = [
     path("api/v1/", include("memories.api.urls")),
     path("api/v1/", include("entities.api.urls")),
     path("api/v1/", include("documents.api.urls")),
-    path("api/v1/", include("memoryplatform.portability.api")),
+    path("api/v1/", include("portability.api")),
     path("", include("tenants.oauth.urls")),  # OAuth for MCP clients, /.well-known/
     path("", include("compat.urls")),  # mem0's client paths (/v1/, /v2/, /v3/): compat/mem0
     # the SQL-native entity memory server's event stream (registered by compat/sqlnative)

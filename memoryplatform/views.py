@@ -17,7 +17,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_safe
 
-from memoryplatform import gauges, health, metrics
+from memoryplatform import gauges, health
+from platformcore import metrics
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

@@ -13,9 +13,9 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from memoryplatform.db.router import note_key
-from memoryplatform.lib.project_scope import enter_project
-from memoryplatform.lib.work_budget import note_credential
+from platformcore.db.router import note_key
+from platformcore.lib.project_scope import enter_project
+from platformcore.lib.work_budget import note_credential
 from tenants.models import ApiKey, Project
 from tenants.oauth.services import bearer_verify
 from tenants.services import KEY_PREFIX, api_key_still_usable

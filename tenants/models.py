@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from memoryplatform.lib.rates import parse_rate
+from platformcore.lib.rates import parse_rate
 
 SCOPES = ("read", "write", "admin")
 # Kinds of request with a rate limit each (tenants/throttling.py), and what `Project.limits`

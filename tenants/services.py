@@ -14,8 +14,8 @@ from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound
-from memoryplatform.lib.project_scope import all_projects, project_scope
+from platformcore.lib.errors import Conflict, InvalidInput, NotFound
+from platformcore.lib.project_scope import all_projects, project_scope
 from tenants.models import SCOPES, ApiKey, Project
 
 KEY_PREFIX = "mp_"

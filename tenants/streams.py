@@ -23,7 +23,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from django.conf import settings
 from django.core.cache import caches
 
-from memoryplatform.lib.db_threads import database_call
+from platformcore.lib.db_threads import database_call
 from tenants.models import ApiKey
 
 logger = logging.getLogger(__name__)

@@ -35,7 +35,7 @@ from django.http import JsonResponse
 from rest_framework import exceptions, throttling
 from rest_framework.request import Request
 
-from memoryplatform.lib.rates import Rate, parse_rate
+from platformcore.lib.rates import Rate, parse_rate
 from tenants.models import RATE_SCOPES, ApiKey
 from tenants.permissions import required_scope
 

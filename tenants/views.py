@@ -36,7 +36,7 @@ class ProjectScopedMixin:
 
     @property
     def actor(self) -> Any:
-        from memoryplatform.lib.actor import Actor
+        from platformcore.lib.actor import Actor
 
         return Actor("key", self.request.auth.prefix)  # type: ignore[union-attr]
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from memoryplatform.lib.project_scope import all_projects
+from platformcore.lib.project_scope import all_projects
 from tenants.models import Project
 from tenants.services import api_key_create, project_create
 
@@ -76,8 +76,8 @@ if os.environ.get("MEMORY_TEST_CITUS") == "1":
         from django.conf import settings
         from django.db import connection
 
-        from memoryplatform.db import citus
-        from memoryplatform.db.rls import owner_connection
+        from platformcore.db import citus
+        from platformcore.db.rls import owner_connection
 
         with django_db_blocker.unblock(), owner_connection("default", "tests: distribute"):
             citus.distribute(
@@ -125,7 +125,7 @@ def anyio_backend() -> str:
 @pytest.fixture(autouse=True)
 def _tests_span_projects() -> Any:
     """A test sets up and inspects several projects' rows with the ORM directly, so it runs
-    across projects (row-level security, memoryplatform/lib/project_scope.py); the code under test
+    across projects (row-level security, platformcore/lib/project_scope.py); the code under test
     scopes itself: a request to its key's project, an MCP tool call likewise."""
     with all_projects("test", routine=True):
         yield
@@ -134,7 +134,7 @@ def _tests_span_projects() -> Any:
 @pytest.fixture(autouse=True)
 def _no_cached_search_answers() -> Any:
     """Each test starts with an empty search result cache, as a restarted server does."""
-    from memoryplatform.lib.result_cache import answers
+    from platformcore.lib.result_cache import answers
 
     answers.clear()
 
@@ -144,7 +144,7 @@ def _close_side_connections(django_db_setup: None) -> Any:
     """Connections opened by hybrid search's second thread (tests on committed data) are
     closed before pytest-django drops the test database."""
     yield
-    from memoryplatform.lib.db_threads import close_connections
+    from platformcore.lib.db_threads import close_connections
 
     close_connections()
 

@@ -1,10 +1,13 @@
-"""Dependencies point one way: `memoryplatform.lib` (with the events, LLM and database
-infrastructure beside it) imports no app, and each app imports only the layers below it:
-lib ← tenants ← memories ← entities ← analytics / mcpserver. A lower app
-that must tell a higher one something does it through a registry the higher app fills in its
-AppConfig.ready() (hooks, search modes and boosts, event feeds), never an import back and never
-an import string naming it. Read from the source (every import, function-local ones included),
-so a cycle cannot hide in a function body; no module imports another's private names."""
+"""Dependencies point one way. The layers are the platform's top-level packages in the order
+INSTALLED_APPS lists them: the foundation (`platformcore`: helpers, the database backend,
+events, the LLM client, metrics) first, importing no app; then tenants ← memories ← entities ←
+the apps above them; then the entry points that are no app (the in-process library); the
+composition root (`memoryplatform`: settings, urls, asgi) last. Each package imports only the
+packages before it. A lower app that must tell a higher one something does it through a
+registry the higher app fills in its AppConfig.ready() (hooks, search modes and boosts, event
+feeds), never an import back and never an import string naming it. Read from the source (every
+import, function-local ones included), so a cycle cannot hide in a function body; no module
+imports another's private names."""
 
 from __future__ import annotations
 
@@ -14,51 +17,43 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+from django.apps import apps
 from django.conf import settings
 
 ROOT = Path(settings.BASE_DIR)
-# what each layer may import (besides itself and the lib); the composition root
-# (memoryplatform outside its lib: settings, urls, asgi) may import everything
-ALLOWED = {
-    "lib": set(),
-    "tenants": set(),
-    "memories": {"tenants"},
-    "entities": {"tenants", "memories"},
-    "documents": {"tenants", "memories", "entities"},
-    "analytics": {"tenants", "memories", "entities", "documents"},
-    "mcpserver": {"tenants", "memories", "entities", "analytics", "documents"},
-    "compat": {"tenants", "memories", "entities", "analytics", "documents"},
-    # the in-process library: an entry point over the compatibility layer, as REST is
-    "memory_platform": {"tenants", "memories", "entities", "analytics", "documents", "compat"},
-}
-APPS = {
-    "tenants",
-    "memories",
-    "entities",
-    "documents",
-    "analytics",
-    "mcpserver",
-    "compat",
-    "memory_platform",
-}
+# the composition root: the package of the URLs (and of the settings); it may import everything
+COMPOSITION_ROOT = settings.ROOT_URLCONF.split(".")[0]
+# packages of the repository that are not the platform
+OUTSIDE = {"tests", "benchmarks"}
 
 
-# memoryplatform's infrastructure (helpers, events, the LLM client, the database backend,
-# metrics) is the lowest layer with its lib; the rest of it (settings, urls, asgi...)
-# composes the apps
-INFRASTRUCTURE = {"lib", "events", "event_log", "models", "migrations", "llm", "db", "metrics"}
+def _layers() -> list[str]:
+    """The platform's top-level packages, lowest first."""
+    ours = {path.parent.name for path in ROOT.glob("*/__init__.py")} - OUTSIDE
+    installed = [config.name.split(".")[0] for config in apps.get_app_configs()]
+    layers = [name for name in dict.fromkeys(installed) if name in ours - {COMPOSITION_ROOT}]
+    entry_points = sorted(ours - set(layers) - {COMPOSITION_ROOT})
+    return [*layers, *entry_points, COMPOSITION_ROOT]
+
+
+LAYERS = _layers()
+FOUNDATION = LAYERS[0]
+APPS = LAYERS[1:-1]
 
 
 def _layer(module: str) -> str | None:
-    parts = module.split(".")
-    if parts[0] == "memoryplatform":
-        return "lib" if parts[1:2] and parts[1] in INFRASTRUCTURE else "root"
-    return parts[0] if parts[0] in APPS else None
+    package = module.split(".")[0]
+    return package if package in LAYERS else None
+
+
+def test_the_layers_are_the_foundation_then_the_apps_then_the_composition_root() -> None:
+    assert LAYERS[:4] == ["platformcore", "tenants", "memories", "entities"]
+    assert LAYERS[-1] == "memoryplatform"
 
 
 def _modules() -> Iterator[tuple[str, ast.AST]]:
     """(dotted module name, parsed source) of every module of the platform, migrations aside."""
-    for package in ["memoryplatform", *sorted(APPS)]:
+    for package in LAYERS:
         for path in (ROOT / package).rglob("*.py"):
             if "migrations" not in path.parts:
                 module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
@@ -85,12 +80,13 @@ def _imports() -> dict[tuple[str, str], list[str]]:
 
 
 def _upward(source: str | None, target: str | None) -> bool:
-    return bool(
-        source in ALLOWED
-        and target
-        and target != source
-        and target not in ALLOWED[source] | {"lib"}
-    )
+    return bool(source and target and LAYERS.index(target) > LAYERS.index(source))
+
+
+def test_the_foundation_imports_no_app() -> None:
+    assert {
+        target: sites for (source, target), sites in _imports().items() if source == FOUNDATION
+    } == {}
 
 
 def test_each_layer_imports_only_the_layers_below_it() -> None:

@@ -17,8 +17,8 @@ import pytest
 from django.db import connection, transaction
 
 from memories.models import Memory
-from memoryplatform.db import citus
-from memoryplatform.lib.project_scope import project_scope
+from platformcore.db import citus
+from platformcore.lib.project_scope import project_scope
 from tests.conftest import make_tenant
 
 pytestmark = [

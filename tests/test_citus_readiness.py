@@ -190,7 +190,7 @@ def test_a_row_pointing_at_another_projects_row_is_refused_by_the_database() -> 
 @pytest.mark.django_db
 def test_a_query_grouped_by_a_models_key_groups_by_its_whole_key_in_the_database() -> None:
     """Django groups an aggregate by the model's key, `id`; the table's key is `(id,
-    project_id)`, so the backend groups by both (memoryplatform/db/postgresql/compiler.py)."""
+    project_id)`, so the backend groups by both (platformcore/db/postgresql/compiler.py)."""
     alpha = project_create(slug="alpha")
     episode = Episode.objects.create(project=alpha, user_id="u")
     Memory.objects.create(
@@ -203,7 +203,7 @@ def test_a_query_grouped_by_a_models_key_groups_by_its_whole_key_in_the_database
 
 @pytest.mark.django_db
 def test_the_documented_statements_are_what_manage_py_distribute_runs() -> None:
-    from memoryplatform.db import citus
+    from platformcore.db import citus
 
     text = DOC.read_text()
     block = re.search(r"```sql\n((?:(?!```).)*create_distributed_table.*?)```", text, re.S)

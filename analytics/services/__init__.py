@@ -6,8 +6,8 @@ from django.db import transaction
 
 from analytics.models import ToolFeedback, TriggerType
 from memories.services.pii import scrub_for_storage
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import InvalidInput
 from tenants.models import Project
 
 MAX_SUGGESTION = 1000

@@ -22,8 +22,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from analytics.models import LATENCY_BOUNDS_MS, SearchStat
-from memoryplatform.lib.deferred import DeferredWrites
-from memoryplatform.lib.project_scope import all_projects
+from platformcore.lib.deferred import DeferredWrites
+from platformcore.lib.project_scope import all_projects
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

@@ -129,11 +129,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryplatform.settings")
 django.setup()
 from django.db import connection, transaction
 from memories.models import Memory
-from memoryplatform.lib.project_scope import all_projects, project_scope
+from platformcore.lib.project_scope import all_projects, project_scope
 from tenants.models import Project
 from tenants.services import project_create
 from memories.services.importing import memories_import
-from memoryplatform.lib.actor import command
+from platformcore.lib.actor import command
 from benchmarks.scale import generate
 import random
 
@@ -164,7 +164,7 @@ queries = {
 from memories.selectors.search import search_queryset
 from memories.selectors.search.semantic import _ranked_statement, query_vector
 from memories.selectors.search_types import SearchQuery
-from memoryplatform.lib.vectors import vector_literal
+from platformcore.lib.vectors import vector_literal
 with project_scope(project.pk), transaction.atomic(), connection.cursor() as cursor:
     statements = {
         name: queryset.query.sql_with_params() for name, queryset in queries.items()

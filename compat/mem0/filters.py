@@ -23,8 +23,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from memoryplatform.lib import json_input
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib import json_input
+from platformcore.lib.errors import InvalidInput
 
 WILDCARD = "*"
 SCOPE_FIELDS = ("user_id", "agent_id", "run_id", "app_id")

@@ -37,8 +37,8 @@ from memories.services.fact_extraction.messages import parse_messages
 from memories.services.memories import memories_delete_scope, memory_delete, memory_update
 from memories.services.reading import memories_recall
 from memories.services.reset import project_reset
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import InvalidInput, NotFound
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import InvalidInput, NotFound
 from tenants.models import Project
 
 MAX_RELATIONS = 100

@@ -12,7 +12,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 from rest_framework import serializers
 
 from memories.api.serializers import FilterExpressionField
-from memoryplatform.lib.fields import StrictBooleanField, StrictCharField, StrictFloatField
+from platformcore.lib.fields import StrictBooleanField, StrictCharField, StrictFloatField
 
 FEEDBACK_VALUES = ("POSITIVE", "NEGATIVE", "VERY_NEGATIVE")
 MAX_BATCH = 1000  # mem0's own limit on a batch update or delete

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from memoryplatform.events import Event, sse_frame
+from platformcore.events import Event, sse_frame
 
 
 def _created(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -12,7 +12,7 @@ from memories.models import MemoryType
 from memories.selectors.filters import MAX_ENTITY_ID, MemoryFilters
 from memories.selectors.search import MODES
 from memories.selectors.search.dispatch import MAX_OFFSET
-from memoryplatform.lib.fields import CommaListField, StrictCharField, StrictFloatField
+from platformcore.lib.fields import CommaListField, StrictCharField, StrictFloatField
 
 DEFAULT_LIMIT = 20  # the server's SEARCH_DEFAULT_LIMIT
 

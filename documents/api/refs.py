@@ -19,8 +19,8 @@ from documents.refs import (
     memory_ref_delete,
 )
 from memories.selectors.memories import memory_get
-from memoryplatform.lib.fields import StrictBooleanField, StrictCharField
-from memoryplatform.lib.schema import path_ids
+from platformcore.lib.fields import StrictBooleanField, StrictCharField
+from platformcore.lib.schema import path_ids
 from tenants.views import ProjectScopedMixin
 
 

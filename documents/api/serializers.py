@@ -11,8 +11,8 @@ from rest_framework import serializers
 
 from documents.models import DocumentStatus
 from documents.services import check_size
-from memoryplatform.lib import json_input
-from memoryplatform.lib.fields import MAX_PAGE_OFFSET, StrictCharField
+from platformcore.lib import json_input
+from platformcore.lib.fields import MAX_PAGE_OFFSET, StrictCharField
 
 
 class DocumentUploadSerializer(serializers.Serializer):

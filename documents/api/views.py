@@ -37,8 +37,8 @@ from documents.selectors.documents import (
 from documents.services import Upload, document_create, document_delete, document_rechunk
 from documents.services.originals import original_chunks, original_get
 from documents.text_extraction import SUPPORTED
-from memoryplatform.lib.api import JSONParser
-from memoryplatform.lib.schema import error_response, page_of, path_ids
+from platformcore.lib.api import JSONParser
+from platformcore.lib.schema import error_response, page_of, path_ids
 from tenants.views import ProjectScopedMixin
 
 UPLOAD_FIELDS = ("mime_type", "filename", "title", "source", "metadata", "episode_id")

@@ -8,7 +8,7 @@ from uuid import UUID
 from django.db.models import QuerySet
 
 from documents.models import Document, DocumentChunk, DocumentStatus
-from memoryplatform.lib.errors import NotFound, check_choice, parse_uuid
+from platformcore.lib.errors import NotFound, check_choice, parse_uuid
 from tenants.models import Project
 
 SCOPE_FIELDS = ("user_id", "agent_id", "run_id")

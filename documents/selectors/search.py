@@ -46,7 +46,7 @@ from memories.selectors.search.keyword import KeywordSide, query_lexemes
 from memories.selectors.search.semantic import min_similarity_of, query_vector
 from memories.selectors.search.sources import SourceHit
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
-from memoryplatform.lib.errors import InvalidInput, ProviderError, check_unit_interval
+from platformcore.lib.errors import InvalidInput, ProviderError, check_unit_interval
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

@@ -22,9 +22,9 @@ from documents.selectors.documents import document_get
 from documents.services.originals import original_bytes
 from documents.text_extraction import Extracted, extract
 from memories.services.embedding import embed_or_none
-from memoryplatform.lib.bulk import update_rows
-from memoryplatform.lib.errors import InvalidInput
-from memoryplatform.lib.tokens import count_tokens_batch
+from platformcore.lib.bulk import update_rows
+from platformcore.lib.errors import InvalidInput
+from platformcore.lib.tokens import count_tokens_batch
 from tenants.models import Project
 
 EMBED_TASK = "documents.tasks.embed_document"

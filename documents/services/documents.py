@@ -28,7 +28,7 @@ from memories.models import Episode
 from memories.selectors.episodes import episode_open_for_run
 from memories.services.content import capped_text, check_metadata
 from memories.services.episodes import parse_episode_id
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

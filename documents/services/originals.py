@@ -18,7 +18,7 @@ from django.db import transaction
 
 from documents.models import Document, DocumentOriginal
 from documents.storage import kept_inline, original_storage, storage_name
-from memoryplatform.lib.errors import Conflict, NotFound
+from platformcore.lib.errors import Conflict, NotFound
 from tenants.models import Project
 
 MAX_FILENAME = 500

@@ -12,7 +12,7 @@ from django.db import transaction
 
 from documents.models import DocumentChunk
 from memories.services.summaries import summarize_text
-from memoryplatform.lib.bulk import update_rows
+from platformcore.lib.bulk import update_rows
 from tenants.models import Project
 
 BATCH = 200

@@ -23,7 +23,7 @@ from entities.scope import GRAPH_SCOPE_FIELDS, GraphScope
 from entities.services.entities import EntitySpec
 from entities.services.relations import NamedRelation, RelationSpec
 from memories.api.serializers import ScopeSerializer
-from memoryplatform.lib.fields import (
+from platformcore.lib.fields import (
     MAX_PAGE_OFFSET,
     CommaListField,
     StrictCharField,

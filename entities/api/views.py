@@ -85,7 +85,7 @@ from entities.services.relations import (
 )
 from entities.services.tags import tag_describe, tag_forget
 from memories.representations import MemorySerializer
-from memoryplatform.lib.schema import error_response, page_of, path_ids
+from platformcore.lib.schema import error_response, page_of, path_ids
 from tenants.views import ProjectScopedMixin
 
 

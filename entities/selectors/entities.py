@@ -18,7 +18,7 @@ from entities.services.entities import normalize_name, parse_entity_id
 from memories.models import Memory
 from memories.selectors.memories import memories_by_id
 from memories.services.embedding import embed_or_none
-from memoryplatform.lib.errors import NotFound
+from platformcore.lib.errors import NotFound
 from tenants.models import Project
 
 NAME_MATCH_THRESHOLD = 0.3  # trigram word similarity below this is not a name match

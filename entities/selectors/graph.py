@@ -28,7 +28,7 @@ from entities.graph_kinds import EDGE_KINDS, NODE_KINDS, EdgeKind, NodeKind
 from entities.scope import GraphScope
 from entities.selectors.traversal import MAX_NODES, check_walk
 from memories.selectors.search.statements import fetch_with_settings
-from memoryplatform.lib.errors import InvalidInput, NotFound
+from platformcore.lib.errors import InvalidInput, NotFound
 from tenants.models import Project
 
 EXPORT_MAX_NODES = 100_000

@@ -1,6 +1,6 @@
 """Memory filters by knowledge-graph entity: memories linked to entities given by id or by
 name. The memory store's filters (`entity_ids`, `entities`, the filter language's `entity` and
-`entity_id`) reach these through the `entity_filter` hook (memoryplatform/lib/hooks.py)."""
+`entity_id`) reach these through the `entity_filter` hook (platformcore/lib/hooks.py)."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ from entities.services.graph_extraction import STOPWORDS
 from memories.models import TEXT_SEARCH_CONFIG, Memory
 from memories.selectors.memories import project_memory_count
 from memories.selectors.search_types import SearchHit, SearchQuery
-from memoryplatform.lib.errors import InvalidInput, check_unit_interval
+from platformcore.lib.errors import InvalidInput, check_unit_interval
 from tenants.models import Project
 
 DEFAULT_DEPTH = 2

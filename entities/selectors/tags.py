@@ -9,7 +9,7 @@ from django.db import connection
 
 from entities.models import Entity, Tag
 from memories.models import Memory
-from memoryplatform.lib.errors import NotFound
+from platformcore.lib.errors import NotFound
 from tenants.models import Project
 
 

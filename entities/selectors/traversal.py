@@ -34,7 +34,7 @@ from memories.selectors.link_traversal import (
     memory_traverse as memory_traverse,
 )
 from memories.selectors.memories import memories_by_id
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 from tenants.models import Project
 
 Direction = Literal["out", "in", "both"]

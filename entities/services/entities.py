@@ -21,9 +21,9 @@ from entities.scope import SHARED, GraphScope
 from memories.services.content import check_metadata, check_tags
 from memories.services.embedding import embed_or_none
 from memories.services.pii import scrub_for_storage
-from memoryplatform.events import emit
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound
+from platformcore.events import emit
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import Conflict, InvalidInput, NotFound
 from tenants.models import Project
 
 MERGE_SIMILARITY = 0.95

@@ -14,7 +14,7 @@ from entities.services.relations import (
     RelationResult,
     relations_create_by_name,
 )
-from memoryplatform.lib.errors import InvalidInput, check_count
+from platformcore.lib.errors import InvalidInput, check_count
 from tenants.models import Project
 
 

@@ -2,7 +2,7 @@
 
 With an LLM configured: the seed's `extract_entities` / `extract_relations` tool calls. Offline
 (or when the LLM fails): a deterministic extractor - the clause reader of
-`memoryplatform.lib.text.clauses` ("X works at Y", "I no longer live in Z", "my manager
+`platformcore.lib.text.clauses` ("X works at Y", "I no longer live in Z", "my manager
 Sarah"), small gazetteers for types, and capitalised spans for the other names. It is meant
 to get plain statements right, not to parse English (figures: docs/intelligence.md)."""
 
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from entities.models import ENTITY_TYPE_PATTERN, EntityType
-from memoryplatform.lib.errors import ProviderError
-from memoryplatform.lib.text.clauses import SELF, read_statements, tokens_of
-from memoryplatform.lib.text.gazetteer import (
+from platformcore.lib.errors import ProviderError
+from platformcore.lib.text.clauses import SELF, read_statements, tokens_of
+from platformcore.lib.text.gazetteer import (
     COMMON_WORD_TECHNOLOGIES,
     FIRST_NAMES,
     GROUP_KINDS,
@@ -27,7 +27,7 @@ from memoryplatform.lib.text.gazetteer import (
     TECHNOLOGIES,
     name_kind,
 )
-from memoryplatform.llm import DATA_RULE, answer_bool, data_block
+from platformcore.llm import DATA_RULE, answer_bool, data_block
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ _MASKED = re.compile(r"\[REDACTED_[A-Z0-9_]{1,40}\]")  # what PII masking left: 
 
 
 def extract_offline(text: str, *, self_name: str = SELF) -> Extraction:
-    """Relations from the clause reader (`memoryplatform.lib.text.clauses`), then the
+    """Relations from the clause reader (`platformcore.lib.text.clauses`), then the
     names no relation took: speaker labels (persons), "X at Y" (works_at) and capitalised
     spans. The user ("I", "User") is `self_name`, a person."""
     text = _MASKED.sub(" ", text)
@@ -414,7 +414,7 @@ def extract(text: str, *, self_name: str = SELF) -> Extraction:
     """LLM extraction when one is configured and answers; the offline extractor otherwise.
     Facts name the user "User": that entity is `self_name` (the memory's user id, so two
     users of a project are two people in its graph)."""
-    from memoryplatform.llm import get_llm
+    from platformcore.llm import get_llm
 
     llm = get_llm()
     if llm is not None:

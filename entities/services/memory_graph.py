@@ -33,8 +33,8 @@ from entities.services.relations_bulk import RelationMention, relations_reinforc
 from entities.services.resolution import entities_resolve_groups
 from memories.models import ContradictionReview, Memory
 from memories.services.contradictions import Verdict, contradiction_record
-from memoryplatform.lib.db_outage import is_db_outage
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.db_outage import is_db_outage
+from platformcore.lib.errors import InvalidInput
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ FROM counts c JOIN locked l ON l.id = c.entity_id
 WHERE e.id = c.entity_id
 """
 
-# The same in three statements, for a Citus coordinator (memoryplatform/db/citus.py): Citus
+# The same in three statements, for a Citus coordinator (platformcore/db/citus.py): Citus
 # routes a statement to the project's shard when each table in it is filtered by the project,
 # and runs neither an INSERT from a set-returning function nor a modifying CTE that locks rows
 # any other way.
@@ -191,7 +191,7 @@ def _named_plan(project: Project, memory: Memory, names: list[str]) -> _Plan:
 def _extraction_mode() -> str:
     mode = settings.MEMORY_GRAPH_EXTRACTION
     if mode == "auto":
-        from memoryplatform.llm import get_llm
+        from platformcore.llm import get_llm
 
         return "sync" if get_llm() is None else "async"
     return str(mode)

@@ -23,9 +23,9 @@ from entities.services.relations import NamedRelation, RelationSpec, relations_c
 from memories.models import Memory
 from memories.services.bulk import memories_create_bulk
 from memories.services.memories import MemoryInput, memories_delete
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import InvalidInput, NotFound
-from memoryplatform.lib.tokens import count_tokens
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import InvalidInput, NotFound
+from platformcore.lib.tokens import count_tokens
 from tenants.models import Project
 
 OBSERVATION_AGENT = "default"

@@ -28,8 +28,8 @@ from entities.services.entities import (
 )
 from memories.services.content import check_metadata
 from memories.services.pii import scrub_for_storage
-from memoryplatform.events import emit
-from memoryplatform.lib.errors import (
+from platformcore.events import emit
+from platformcore.lib.errors import (
     Conflict,
     InvalidInput,
     NotFound,

@@ -33,7 +33,7 @@ from entities.services.relations import (
     RelationSpec,
     emit_relation_created,
 )
-from memoryplatform.lib.errors import Conflict
+from platformcore.lib.errors import Conflict
 from tenants.models import Project
 
 # The changed existing relations in one statement (a CASE per column, as bulk_update writes

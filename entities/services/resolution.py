@@ -49,8 +49,8 @@ from entities.services.entities import (
     pick_by_key,
 )
 from memories.services.embedding import embed_or_none
-from memoryplatform.lib.bulk import update_rows
-from memoryplatform.lib.vectors import vector_literal
+from platformcore.lib.bulk import update_rows
+from platformcore.lib.vectors import vector_literal
 from tenants.models import Project
 
 NEAR_CANDIDATES = 3  # per new name; a few, in case an earlier spec upgraded the nearest one

@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from entities.models import MAX_TAG_LENGTH, Tag
-from memoryplatform.lib.errors import InvalidInput, NotFound
+from platformcore.lib.errors import InvalidInput, NotFound
 from tenants.models import Project
 
 MAX_DESCRIPTION_LENGTH = 2000

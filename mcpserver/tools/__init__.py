@@ -25,12 +25,12 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from mcpserver.auth import namespace_of, require_key
-from memoryplatform.db.router import mark_written, note_key
-from memoryplatform.lib.db_threads import executor_with_connections, with_connection
-from memoryplatform.lib.errors import ServiceError
-from memoryplatform.lib.project_scope import project_scope
-from memoryplatform.lib.timeouts import statement_timed_out, statement_timeout_message
-from memoryplatform.metrics import mcp_tool_call, tool_name
+from platformcore.db.router import mark_written, note_key
+from platformcore.lib.db_threads import executor_with_connections, with_connection
+from platformcore.lib.errors import ServiceError
+from platformcore.lib.project_scope import project_scope
+from platformcore.lib.timeouts import statement_timed_out, statement_timeout_message
+from platformcore.metrics import mcp_tool_call, tool_name
 from tenants.models import ApiKey
 from tenants.namespaces import reading_as
 from tenants.services import api_key_still_usable
@@ -70,7 +70,7 @@ async def _call(scope: str, fn: Callable[[ApiKey], T], rate: str) -> T:
                 result = fn(api_key)
             if scope != "read" and settings.MEMORY_REPLICA_ALIASES:
                 # committed: the key's reads (REST too) stay on the primary a while, as after
-                # a REST write (memoryplatform.db.router, read-your-own-writes)
+                # a REST write (platformcore.db.router, read-your-own-writes)
                 mark_written(api_key.pk)
             return result
         except ServiceError as exc:

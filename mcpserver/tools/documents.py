@@ -23,7 +23,7 @@ from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memory_get
 from memories.selectors.search.sources import DOCUMENTS
 from memories.selectors.search_types import SearchQuery
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 from tenants.models import ApiKey
 
 Status = Literal[tuple(DocumentStatus.values)]  # type: ignore[valid-type]

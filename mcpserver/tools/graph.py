@@ -37,7 +37,7 @@ from mcpserver.tools import call
 from mcpserver.tools.memory import MemoryType
 from memories.selectors.link_traversal import memory_causal_chain as causal_chain_selector
 from memories.selectors.link_traversal import memory_traverse as traverse_selector
-from memoryplatform.lib.errors import NotFound
+from platformcore.lib.errors import NotFound
 from tenants.models import ApiKey, Project
 
 Depth = Annotated[int, Field(ge=0, le=5)]

@@ -21,8 +21,8 @@ from memories.selectors.episodes import (
     episode_memories,
 )
 from memories.services.episodes import MAX_NAME, MAX_SUMMARY, episode_close, episode_start
-from memoryplatform.lib.fields import StrictBooleanField, StrictCharField
-from memoryplatform.lib.schema import path_ids
+from platformcore.lib.fields import StrictBooleanField, StrictCharField
+from platformcore.lib.schema import path_ids
 from tenants.views import ProjectScopedMixin
 
 

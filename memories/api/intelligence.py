@@ -31,8 +31,8 @@ from memories.services.decay_control import (
 from memories.services.maintenance import STAGES as MAINTENANCE_STAGES
 from memories.services.maintenance import memories_maintain
 from memories.services.utility import memories_feedback, memory_utility
-from memoryplatform.lib.fields import StrictBooleanField, StrictCharField, StrictFloatField
-from memoryplatform.lib.schema import error_response, path_ids
+from platformcore.lib.fields import StrictBooleanField, StrictCharField, StrictFloatField
+from platformcore.lib.schema import error_response, path_ids
 from tenants.views import ProjectScopedMixin
 
 

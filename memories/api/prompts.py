@@ -13,8 +13,8 @@ from memories.models import PromptKind
 from memories.representations import project_prompt_body, project_prompts_body
 from memories.selectors.prompts import project_prompt_versions
 from memories.services.prompts import MAX_PROMPT_CHARS, project_prompt_rollback, project_prompt_set
-from memoryplatform.lib.fields import StrictCharField
-from memoryplatform.lib.schema import error_response
+from platformcore.lib.fields import StrictCharField
+from platformcore.lib.schema import error_response
 from tenants.views import ProjectScopedMixin
 
 

@@ -20,7 +20,7 @@ from memories.selectors.search.neighbours import MAX_WIDTH
 from memories.selectors.search.sources import MEMORIES, requested_sources
 from memories.selectors.search_types import SearchQuery
 from memories.services.reading import memories_recall, memories_recall_across_sources
-from memoryplatform.lib.fields import (
+from platformcore.lib.fields import (
     CommaListField,
     StrictBooleanField,
     StrictCharField,

@@ -18,8 +18,8 @@ from memories.selectors.filters import (
     MAX_ENTITY_FILTERS,
     MAX_ENTITY_ID,
 )
-from memoryplatform.lib import json_input
-from memoryplatform.lib.fields import (
+from platformcore.lib import json_input
+from platformcore.lib.fields import (
     MAX_PAGE_OFFSET,
     CommaListField,
     FieldsBuiltOnce,

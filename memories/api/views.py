@@ -44,7 +44,7 @@ from memories.services.memories import (
 from memories.services.reading import memory_read
 from memories.services.reset import project_reset
 from memories.services.supersede import memory_update_superseding
-from memoryplatform.lib.schema import error_response, path_ids
+from platformcore.lib.schema import error_response, path_ids
 from tenants.views import ProjectScopedMixin
 
 FILTER_FIELDS = {

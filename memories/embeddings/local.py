@@ -36,8 +36,8 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 
-from memoryplatform.lib.db_threads import frugal_thread
-from memoryplatform.lib.errors import ProviderError
+from platformcore.lib.db_threads import frugal_thread
+from platformcore.lib.errors import ProviderError
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from memoryplatform.lib.errors import ProviderError
+from platformcore.lib.errors import ProviderError
 
 
 class OpenAIEmbedder:

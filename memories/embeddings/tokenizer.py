@@ -1,5 +1,5 @@
 """The configured embedding model's tokenizer, as the token counter of every budget
-(memoryplatform.lib.tokens, MEMORY_TOKENIZER=embedding).
+(platformcore.lib.tokens, MEMORY_TOKENIZER=embedding).
 
 The local model's tokenizer is read from its `tokenizer.json` (the Rust `tokenizers`
 library: no model weights, no torch); a remote model's is tiktoken's
@@ -19,7 +19,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memoryplatform.lib.tokens import Counter, tiktoken_counter
+from platformcore.lib.tokens import Counter, tiktoken_counter
 
 BYTES_PER_UNKNOWN_TOKEN = 3
 BUNDLED_MODEL = "all-MiniLM-L6-v2"

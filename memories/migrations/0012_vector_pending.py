@@ -2,7 +2,7 @@ import pgvector.django.indexes
 from django.db import migrations, models
 from django.db.models import Q
 
-from memoryplatform.db.index_swap import swap_index
+from platformcore.db.index_swap import swap_index
 
 HNSW = "memory_embedding_hnsw"
 USER_VECTORS = "memory_project_user_vectors"

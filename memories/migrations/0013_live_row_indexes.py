@@ -2,7 +2,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import migrations, models
 from django.db.models import Q
 
-from memoryplatform.db.index_swap import swap_index
+from platformcore.db.index_swap import swap_index
 
 SEARCH_VECTOR = "memory_search_vector_gin"
 USER_VECTORS = "memory_project_user_vectors"

@@ -3,7 +3,7 @@ from django.contrib.postgres.operations import BtreeGinExtension
 from django.db import migrations
 from django.db.models import Q
 
-from memoryplatform.db.index_swap import swap_index
+from platformcore.db.index_swap import swap_index
 
 SEARCH_VECTOR = "memory_search_vector_gin"
 BUILD = (

@@ -10,7 +10,7 @@ from django.db.models import Count, Q, QuerySet
 
 from memories.models import Episode, Memory
 from memories.selectors.memories import memory_queryset
-from memoryplatform.lib.errors import NotFound, parse_uuid
+from platformcore.lib.errors import NotFound, parse_uuid
 from tenants.models import Project
 
 

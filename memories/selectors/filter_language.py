@@ -31,8 +31,8 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from memories.selectors.filters import MAX_ENTITY_ID as MAX_ID
 from memories.selectors.filters import linked_to_entity_ids, linked_to_entity_names
-from memoryplatform.lib.errors import InvalidInput
-from memoryplatform.lib.fields import storable_text
+from platformcore.lib.errors import InvalidInput
+from platformcore.lib.fields import storable_text
 from tenants.models import Project
 
 OPERATORS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains")

@@ -11,8 +11,8 @@ from django.db.models import F, FloatField, Func, Q, QuerySet, Value
 from django.db.models.functions import Coalesce, Now
 
 from memories.models import Memory, namespace_q
-from memoryplatform.lib.errors import InvalidInput
-from memoryplatform.lib.hooks import provider
+from platformcore.lib.errors import InvalidInput
+from platformcore.lib.hooks import provider
 from tenants.models import Project
 from tenants.namespaces import current_namespace
 

@@ -34,7 +34,7 @@ from django.db import connection
 
 from memories.models import LinkType, Memory, MemoryLink, MemoryType
 from memories.selectors.memories import memories_by_id, memory_get
-from memoryplatform.lib.errors import InvalidInput, NotFound
+from platformcore.lib.errors import InvalidInput, NotFound
 from tenants.models import Project
 from tenants.namespaces import SHARED_AGENT, current_namespace
 

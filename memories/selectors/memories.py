@@ -21,9 +21,9 @@ from memories.selectors.filters import (
     with_namespace,
 )
 from memories.selectors.search_types import summary_fits
-from memoryplatform.db.citus import shard_statistics
-from memoryplatform.db.rls import as_owner
-from memoryplatform.lib.errors import NotFound, parse_uuid
+from platformcore.db.citus import shard_statistics
+from platformcore.db.rls import as_owner
+from platformcore.lib.errors import NotFound, parse_uuid
 from tenants.models import Project
 from tenants.namespaces import SHARED_AGENT, current_namespace
 
@@ -116,7 +116,7 @@ def _memories_table_stats(using: str) -> tuple[float, dict[int, float]]:
         # pg_stats hides a table under row-level security from the runtime role: the owner's
         db = connections[using]
         with as_owner(db), db.cursor() as cursor:
-            if getattr(db, "is_citus", False):  # the shards' (memoryplatform/db/citus.py)
+            if getattr(db, "is_citus", False):  # the shards' (platformcore/db/citus.py)
                 rows, counts = shard_statistics(cursor, "memories_memory", "project_id")
                 shares = {int(value): n / rows for value, n in counts.items()} if rows else {}
                 cached = _table_stats[using] = (now, rows, shares)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from memories.models import ProjectPrompt, PromptKind
-from memoryplatform.lib.errors import check_choice
+from platformcore.lib.errors import check_choice
 from tenants.models import Project
 
 

@@ -27,9 +27,9 @@ from memories.models import Memory, MemoryArchive, MemoryState
 from memories.services.content import content_hash
 from memories.services.keywords import extract_keywords
 from memories.services.tuning import tuning
-from memoryplatform.lib.bulk import update_rows
-from memoryplatform.lib.errors import InvalidInput, NotFound, parse_uuid
-from memoryplatform.lib.tokens import count_tokens
+from platformcore.lib.bulk import update_rows
+from platformcore.lib.errors import InvalidInput, NotFound, parse_uuid
+from platformcore.lib.tokens import count_tokens
 from tenants.models import Project
 
 SUMMARY_CHARS = 200

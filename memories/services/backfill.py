@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 from memories.models import Memory
 from memories.services.embedding import embed_or_none
 from memories.services.embedding_space import embedding_space_record
-from memoryplatform.lib.bulk import update_rows
+from platformcore.lib.bulk import update_rows
 from tenants.models import Project
 
 

@@ -65,10 +65,10 @@ from memories.services.write_kernel import (
     insert_memory,
     snapshot,
 )
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.bulk import insert_rows
-from memoryplatform.lib.errors import InvalidInput
-from memoryplatform.lib.vectors import vector_literal
+from platformcore.lib.actor import Actor
+from platformcore.lib.bulk import insert_rows
+from platformcore.lib.errors import InvalidInput
+from platformcore.lib.vectors import vector_literal
 from tenants.models import Project
 
 MAX_BULK_ITEMS = 1000

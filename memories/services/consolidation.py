@@ -38,10 +38,10 @@ from memories.services.consolidation_merge import reassign_entities as reassign_
 from memories.services.consolidation_pairs import candidate_pairs
 from memories.services.contradictions import contradiction_cues, contradiction_record, judge
 from memories.services.tuning import tuning
-from memoryplatform.events import emit
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import InvalidInput
-from memoryplatform.lib.result_cache import quiet_writes
+from platformcore.events import emit
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import InvalidInput
+from platformcore.lib.result_cache import quiet_writes
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

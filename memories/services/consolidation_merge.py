@@ -21,9 +21,9 @@ from django.utils import timezone
 
 from memories.models import HistoryEvent, LinkType, Memory, MemoryHistory, MemoryLink
 from memories.services.write_kernel import emit_memory_events, history_entry
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.bulk import update_rows
-from memoryplatform.lib.hooks import run_hooks
+from platformcore.lib.actor import Actor
+from platformcore.lib.bulk import update_rows
+from platformcore.lib.hooks import run_hooks
 from tenants.models import Project
 
 BATCH_CLUSTERS = 500

@@ -10,8 +10,8 @@ from typing import Any
 from django.conf import settings
 
 from memories.models import MemoryType
-from memoryplatform.lib.errors import InvalidInput, check_choice
-from memoryplatform.lib.fields import storable_text
+from platformcore.lib.errors import InvalidInput, check_choice
+from platformcore.lib.fields import storable_text
 
 _WHITESPACE = re.compile(r"\s+")
 

@@ -36,10 +36,10 @@ from memories.services.memories import memory_update
 from memories.services.pii import scrub_for_storage
 from memories.services.supersede import link_pair, memory_supersede
 from memories.services.tuning import tuning
-from memoryplatform.events import emit
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, ProviderError, parse_uuid
-from memoryplatform.lib.text.slots import Slot, fact_slot, normalise
+from platformcore.events import emit
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import Conflict, InvalidInput, NotFound, ProviderError, parse_uuid
+from platformcore.lib.text.slots import Slot, fact_slot, normalise
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -137,7 +137,7 @@ def judge(a: str, b: str, *, use_llm: bool = True) -> Verdict:
     if normalise(a) == normalise(b):
         return Verdict(False, [], "same statement", "heuristic")
     if use_llm:
-        from memoryplatform.llm import DATA_RULE, answer_bool, data_block, get_llm
+        from platformcore.llm import DATA_RULE, answer_bool, data_block, get_llm
 
         llm = get_llm()
         if llm is not None:

@@ -15,9 +15,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from memories.models import MAX_DECAY_RATE, MaintenanceState, Memory
-from memoryplatform.events import EventType, emit
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import InvalidInput, NotFound, parse_uuid
+from platformcore.events import EventType, emit
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import InvalidInput, NotFound, parse_uuid
 from tenants.models import Project
 
 

@@ -26,8 +26,8 @@ from memories.models import HistoryEvent, Memory, MemoryHistory
 from memories.selectors.similar import memories_similar_to
 from memories.services.tuning import tuning
 from memories.services.write_kernel import emit_memory_events, history_entry
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.bulk import update_rows
+from platformcore.lib.actor import Actor
+from platformcore.lib.bulk import update_rows
 from tenants.models import Project
 
 

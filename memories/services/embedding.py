@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from memories.services.embedding_space import store_embedder_for_write, switch_announced
-from memoryplatform.lib.errors import ProviderError
+from platformcore.lib.errors import ProviderError
 
 logger = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from django.db import DatabaseError, connection
 
 from memories.embeddings import Embedder, EmbedderSpec, build_embedder, get_embedder
 from memories.models import EmbeddingSpace
-from memoryplatform.lib.errors import ProviderError
+from platformcore.lib.errors import ProviderError
 
 WAY_OUT = (
     "Either set MEMORY_EMBEDDING_PROVIDER/MEMORY_EMBEDDING_MODEL back to the recorded model, "

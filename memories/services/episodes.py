@@ -25,9 +25,9 @@ from memories.models import Episode, Memory, MemoryLayer, MemoryType
 from memories.selectors.episodes import episode_memories, episode_open_for_run
 from memories.services.content import capped_text, check_metadata
 from memories.services.layers import session_close
-from memoryplatform.events import emit
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, ProviderError, parse_uuid
+from platformcore.events import emit
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import Conflict, InvalidInput, NotFound, ProviderError, parse_uuid
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -126,7 +126,7 @@ def _summary(
 
 def _llm_summary(memories: list[Memory]) -> str:
     """The model's summary, "" when no LLM is configured or the call fails."""
-    from memoryplatform.llm import DATA_RULE, data_block, get_llm
+    from platformcore.llm import DATA_RULE, data_block, get_llm
 
     llm = get_llm()
     if llm is None:

@@ -4,7 +4,7 @@
 rule of a single write: exact duplicates, near-duplicate merges, history, graph; near-duplicates
 may be left to consolidation, `near_duplicates`, and the HNSW inserts to the indexing job,
 `vector_index`), keeping up to `in_flight` batches going at once, each on its own database
-connection (memoryplatform.lib.db_threads). A bulk write embeds its texts before it takes its
+connection (platformcore.lib.db_threads). A bulk write embeds its texts before it takes its
 scopes' locks, so on two cores the next batch is embedding while the current one holds the
 locks and writes. Batches that share scopes still write one after the other (the locks); a batch may
 commit before the one it follows when they share none.
@@ -26,9 +26,9 @@ from itertools import islice
 
 from memories.services.bulk import MAX_BULK_ITEMS, bulk_option, memories_create_bulk
 from memories.services.memories import CreateResult, MemoryInput
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.db_threads import WORKERS, beside
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.actor import Actor
+from platformcore.lib.db_threads import WORKERS, beside
+from platformcore.lib.errors import InvalidInput
 from tenants.models import Project
 
 DEFAULT_BATCH = 500

@@ -32,9 +32,9 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-from memoryplatform.db.rls import as_owner
-from memoryplatform.lib.errors import InvalidInput
-from memoryplatform.metrics import keyword_index_measured, maintenance_items
+from platformcore.db.rls import as_owner
+from platformcore.lib.errors import InvalidInput
+from platformcore.metrics import keyword_index_measured, maintenance_items
 
 MIN_BYTES = 1024 * 1024
 _LOCK = 0x6D656D67  # pg_try_advisory_lock key: one reindex run at a time

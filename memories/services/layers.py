@@ -45,9 +45,9 @@ from django.utils import timezone
 from memories.models import HistoryEvent, Memory, MemoryHistory, MemoryLayer, MemoryType
 from memories.services.tuning import tuning
 from memories.services.write_kernel import soft_delete
-from memoryplatform.events import emit
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import InvalidInput, check_choice, parse_uuid
+from platformcore.events import emit
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import InvalidInput, check_choice, parse_uuid
 from tenants.models import Project
 
 EXPIRY_REASON = "short_term_expired"

@@ -59,9 +59,9 @@ from memories.services.memories import memory_update
 from memories.services.tiers import STALE_REASON, memories_demote_tiers, stale_q
 from memories.services.tuning import tuning
 from memories.services.utility import decay_factor_sql
-from memoryplatform.events import emit
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import InvalidInput, NotFound, parse_uuid
+from platformcore.events import emit
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import InvalidInput, NotFound, parse_uuid
 from tenants.models import Project
 
 BATCH_SIZE = 5000

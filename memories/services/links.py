@@ -12,8 +12,8 @@ from memories.models import LinkType, Memory, MemoryLink
 from memories.services.content import check_metadata
 from memories.services.memories import CreateResult, MemoryInput, memory_create
 from memories.services.pii import scrub_for_storage
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import (
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import (
     Conflict,
     InvalidInput,
     NotFound,

@@ -30,8 +30,8 @@ from memories.services.backfill import backfill_queryset, memories_backfill_embe
 from memories.services.consolidation import memories_consolidate
 from memories.services.lifecycle import memories_decay, memories_prune
 from memories.services.utility import memories_score_utility
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import InvalidInput
 from tenants.models import Project
 
 STAGES = ("embeddings", "merge", "utility", "decay", "prune")

@@ -50,16 +50,16 @@ from memories.services.write_kernel import (
     snapshot,
     soft_delete,
 )
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import (
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import (
     Conflict,
     InvalidInput,
     NotFound,
     check_unit_interval,
     parse_uuid,
 )
-from memoryplatform.lib.hooks import run_hooks
-from memoryplatform.lib.tokens import count_tokens
+from platformcore.lib.hooks import run_hooks
+from platformcore.lib.tokens import count_tokens
 from tenants.models import Project
 
 _CHECKS = {

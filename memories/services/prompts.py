@@ -13,8 +13,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from memories.models import ProjectPrompt, PromptKind
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, check_choice
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import Conflict, InvalidInput, NotFound, check_choice
 from tenants.models import Project
 
 MAX_PROMPT_CHARS = 4000  # as a request's own `prompt` (memories.services.fact_extraction.pipeline)

@@ -23,9 +23,9 @@ from memories.selectors.search.dispatch import in_namespace
 from memories.selectors.search.sources import SourcesResult, search_sources
 from memories.selectors.search_types import SearchHit, SearchQuery
 from memories.services.reinforcement import memories_reinforce_later
-from memoryplatform.db.router import read_alias
-from memoryplatform.lib import result_cache
-from memoryplatform.lib.hooks import run_hooks
+from platformcore.db.router import read_alias
+from platformcore.lib import result_cache
+from platformcore.lib.hooks import run_hooks
 from tenants.models import Project
 
 

@@ -30,9 +30,9 @@ from django.db import connection
 from django.utils import timezone
 
 from memories.models import Memory
-from memoryplatform.lib.deferred import DeferredWrites
-from memoryplatform.lib.project_scope import all_projects
-from memoryplatform.lib.result_cache import quiet_writes
+from platformcore.lib.deferred import DeferredWrites
+from platformcore.lib.project_scope import all_projects
+from platformcore.lib.result_cache import quiet_writes
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from memories.models import Episode, Memory, MemoryHistory, MemoryLink
-from memoryplatform.lib.hooks import run_hooks
+from platformcore.lib.hooks import run_hooks
 from tenants.models import Project
 
 

@@ -17,8 +17,8 @@ from memories.services.content import check_metadata
 from memories.services.episodes import episode_close
 from memories.services.layers import SessionCloseReport, check_promote, session_close
 from memories.services.memories import MemoryInput
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import InvalidInput, check_count
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import InvalidInput, check_count
 from tenants.models import Project
 from tenants.namespaces import current_namespace
 

@@ -28,9 +28,9 @@ from django.db import transaction
 from memories.models import Memory
 from memories.services.embedding import embed_or_none
 from memories.services.keywords import STOPWORDS
-from memoryplatform.lib.bulk import update_rows
-from memoryplatform.lib.errors import ProviderError
-from memoryplatform.lib.tokens import count_tokens_batch
+from platformcore.lib.bulk import update_rows
+from platformcore.lib.errors import ProviderError
+from platformcore.lib.tokens import count_tokens_batch
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ def _capped(text: str) -> str:
 
 def _llm_summary(text: str) -> str:
     """The model's summary, "" without an LLM or when the call fails."""
-    from memoryplatform.llm import DATA_RULE, data_block, get_llm
+    from platformcore.llm import DATA_RULE, data_block, get_llm
 
     llm = get_llm()
     if llm is None:

@@ -15,8 +15,8 @@ from memories.services.memories import (
     memory_delete,
     memory_update,
 )
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import NotFound, parse_uuid
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import NotFound, parse_uuid
 from tenants.models import Project
 
 

@@ -28,7 +28,7 @@ from django.db.models.functions import Coalesce
 
 from memories.models import Memory, MemoryType, TtlTier
 from memories.services.tuning import tuning
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 from tenants.models import Project
 
 DEFAULT_KEY = "default"

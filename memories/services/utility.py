@@ -37,8 +37,8 @@ from django.utils import timezone
 
 from memories.models import Memory, MemoryFeedback
 from memories.services.keywords import STOPWORDS
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import InvalidInput, NotFound, ProviderError, parse_uuid
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import InvalidInput, NotFound, ProviderError, parse_uuid
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -180,7 +180,7 @@ def _feedback(project: Project, ids: list[UUID]) -> dict[UUID, tuple[int, int]]:
 
 def _llm_scores(memories: list[Memory]) -> dict[UUID, float]:
     """The LLM's scores, {} when none is configured; a failed call skips that memory."""
-    from memoryplatform.llm import DATA_RULE, data_block, get_llm
+    from platformcore.llm import DATA_RULE, data_block, get_llm
 
     llm = get_llm()
     if llm is None:

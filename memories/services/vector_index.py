@@ -38,9 +38,9 @@ from django.db import connection, transaction
 
 from memories.models import Memory
 from memories.vector_storage import column_storage
-from memoryplatform.db.rls import as_owner
-from memoryplatform.lib.db_threads import beside
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.db.rls import as_owner
+from platformcore.lib.db_threads import beside
+from platformcore.lib.errors import InvalidInput
 from tenants.models import Project
 
 INDEX = "memory_embedding_hnsw"
@@ -201,7 +201,7 @@ def vector_index_rebuild(
         kwargs.update(opclasses=[storage.opclass])
     new = type(_model_index())(*args, **kwargs)
     started = time.perf_counter()
-    # index DDL is the table owner's, not the runtime role's (memoryplatform/db/rls.py)
+    # index DDL is the table owner's, not the runtime role's (platformcore/db/rls.py)
     with as_owner(connection), connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s)", [_LOCK])
         if not cursor.fetchone()[0]:

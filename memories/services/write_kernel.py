@@ -19,11 +19,11 @@ from django.utils import timezone
 from memories.memory_scope import SCOPE_FIELDS, Scope
 from memories.models import HistoryEvent, Memory, MemoryHistory, infer_ttl_tier
 from memories.services.content import content_hash
-from memoryplatform.events import EventScope, EventType, emit_many
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import Conflict
-from memoryplatform.lib.hooks import run_hooks
-from memoryplatform.lib.tokens import count_tokens
+from platformcore.events import EventScope, EventType, emit_many
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import Conflict
+from platformcore.lib.hooks import run_hooks
+from platformcore.lib.tokens import count_tokens
 from tenants.models import Project
 
 DUPLICATE_CONSTRAINT = "memory_unique_live_content_per_scope"
@@ -83,7 +83,7 @@ def emit_memory_event(project: Project, memory: Memory, type: EventType, **data:
 def emit_memory_events(
     project: Project, events: list[tuple[Memory, EventType, dict[str, Any]]]
 ) -> None:
-    """The events of a set-wise write, in order, in one batch (memoryplatform.events)."""
+    """The events of a set-wise write, in order, in one batch (platformcore.events)."""
     emit_many(
         project_id=project.pk,
         project_slug=project.slug,

@@ -15,6 +15,6 @@ from memoryplatform.settings.security import *  # noqa: F403
 # writing) is decided before the request's project is set on its connection.
 if MEMORY_REPLICA_ALIASES:  # noqa: F405
     MIDDLEWARE.insert(  # noqa: F405
-        MIDDLEWARE.index("memoryplatform.lib.project_scope.RowLevelSecurityMiddleware"),  # noqa: F405
-        "memoryplatform.db.router.ReplicaReadsMiddleware",
+        MIDDLEWARE.index("platformcore.lib.project_scope.RowLevelSecurityMiddleware"),  # noqa: F405
+        "platformcore.db.router.ReplicaReadsMiddleware",
     )

@@ -29,7 +29,7 @@ CACHES: dict[str, dict[str, object]] = {
         {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
         if REDIS_URL
         else {
-            "BACKEND": "memoryplatform.db.cache.PostgresCache",
+            "BACKEND": "platformcore.db.cache.PostgresCache",
             "LOCATION": "memoryplatform_limits_cache",
             # culled only past this many rows (expired ones first): live counters stay
             "OPTIONS": {"MAX_ENTRIES": 20_000},
@@ -57,7 +57,7 @@ def q_cluster(*, testing: bool) -> dict[str, object]:
         # django-q2's Redis broker pops a job for good: one taken by a worker that is killed is
         # lost. This one keeps it until the worker's result is saved and hands it out again
         # after `retry` seconds otherwise, as the PostgreSQL queue does (docs/scaling.md).
-        cluster["broker_class"] = "memoryplatform.lib.redis_jobs.AcknowledgedRedis"
+        cluster["broker_class"] = "platformcore.lib.redis_jobs.AcknowledgedRedis"
     else:
         cluster["orm"] = "default"
     return cluster
@@ -65,5 +65,5 @@ def q_cluster(*, testing: bool) -> dict[str, object]:
 
 Q_CLUSTER = q_cluster(testing=TESTING)
 # A job that fails because PostgreSQL went away waits for it (back-off) and runs again, for at
-# most this long after the first failure; then it fails as before (memoryplatform.lib.db_outage).
+# most this long after the first failure; then it fails as before (platformcore.lib.db_outage).
 MEMORY_JOB_DB_RETRY_SECONDS = env_int("MEMORY_JOB_DB_RETRY_SECONDS", 120, minimum=0)

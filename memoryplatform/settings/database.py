@@ -18,10 +18,10 @@ if DATABASE_URL:
     _db = dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("MEMORY_DB_CONN_MAX_AGE", 60))
     if _db["ENGINE"] != "django.db.backends.postgresql":
         raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL (with pgvector)")
-    _db["ENGINE"] = "memoryplatform.db.postgresql"  # Django's, with faster timestamp loading
+    _db["ENGINE"] = "platformcore.db.postgresql"  # Django's, with faster timestamp loading
 else:
     _db = {
-        "ENGINE": "memoryplatform.db.embedded",
+        "ENGINE": "platformcore.db.embedded",
         "NAME": env_str("MEMORY_EMBEDDED_DB_NAME", "memoryplatform"),
         "USER": "postgres",
         "PASSWORD": "",
@@ -35,7 +35,7 @@ else:
 # second thread, MCP tool calls, Django's thread per request for async views), so persistent
 # per-thread connections (CONN_MAX_AGE) would pile up; a pool hands each request a warm
 # connection and takes it back when the request ends. Each pool of threads has a pool of
-# connections of its own, one per thread (memoryplatform/lib/db_threads.py), so no thread waits
+# connections of its own, one per thread (platformcore/lib/db_threads.py), so no thread waits
 # for a connection another holds while waiting for it; MEMORY_DB_POOL_SIZE is the pool shared
 # by threads of no role (short key checks of streams, the main thread). The server asks for
 # pooling (MEMORY_DB_POOL, set by memoryplatform/asgi.py and by `manage.py serve`); other
@@ -106,7 +106,7 @@ if MEMORY_PGBOUNCER:
     _db["OPTIONS"].pop("options", None)
     _db["OPTIONS"]["prepare_threshold"] = None
 DATABASES = {"default": _db}
-# Read replicas (memoryplatform/db/router.py, docs/scaling.md): streaming standbys of the
+# Read replicas (platformcore/db/router.py, docs/scaling.md): streaming standbys of the
 # primary, comma-separated URLs. API searches and reads go to one of them, writes and reads
 # inside transactions to the primary; a key that wrote reads the primary for
 # MEMORY_REPLICA_STICKY_SECONDS. A replica that cannot be connected to within
@@ -126,7 +126,7 @@ for _index, _url in enumerate(DATABASE_REPLICA_URLS):
     if isinstance(_options.get("pool"), dict):  # a replica that is down: fail over quickly
         _options["pool"] = {**_options["pool"], "timeout": MEMORY_REPLICA_CONNECT_TIMEOUT}
     _replica.update(
-        ENGINE="memoryplatform.db.postgresql",
+        ENGINE="platformcore.db.postgresql",
         OPTIONS=_options,
         CONN_HEALTH_CHECKS=True,
         APP_ROLE=_db["APP_ROLE"],
@@ -137,4 +137,4 @@ for _index, _url in enumerate(DATABASE_REPLICA_URLS):
         _replica["DISABLE_SERVER_SIDE_CURSORS"] = True
     DATABASES[f"replica_{_index}"] = _replica
 MEMORY_REPLICA_ALIASES = [alias for alias in DATABASES if alias != "default"]
-DATABASE_ROUTERS = ["memoryplatform.db.router.ReplicaRouter"] if MEMORY_REPLICA_ALIASES else []
+DATABASE_ROUTERS = ["platformcore.db.router.ReplicaRouter"] if MEMORY_REPLICA_ALIASES else []

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from memoryplatform.lib.rates import parse_rate
+from platformcore.lib.rates import parse_rate
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -85,7 +85,7 @@ def env_choice(name: str, default: str, choices: set[str]) -> str:
 
 
 def env_rate(name: str, default: str) -> str:
-    """A rate such as "600/min" or "none" (memoryplatform/lib/rates.py), checked, as text."""
+    """A rate such as "600/min" or "none" (platformcore/lib/rates.py), checked, as text."""
     value = os.environ.get(name, default).strip()
     try:
         parse_rate(value)

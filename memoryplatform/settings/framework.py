@@ -36,17 +36,21 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served from our static files
     "channels",
     "django_q",
-    "memoryplatform",
+    # our packages in layer order: each imports only those above it in this list
+    # (tests/test_architecture.py); the foundation first, the composition root last
+    "platformcore",
     "tenants",
     "oauth2_provider",  # OAuth 2.1 for MCP clients (tenants/oauth)
     "tenants.oauth",
     "memories",
     "entities",
     "documents",  # uploaded documents, their chunks, search across them
+    "maintenance",  # the embeddings refresh, the vector columns' size
     "analytics",
     "mcpserver",
     "compat",  # other products' client APIs (mem0), over the apps above
-    "memoryplatform.portability",  # export, import, backups (docs/portability.md)
+    "portability",  # export, import, backups (docs/portability.md)
+    "memoryplatform",  # the composition root: settings, URLs, ASGI, cross-app migrations
 ]
 
 # Django's stock middleware, adapted so that an API request under ASGI does not cross between
@@ -54,18 +58,18 @@ INSTALLED_APPS = [
 # (lib/inline_middleware.py).
 MIDDLEWARE = [
     "memoryplatform.request_observation.RequestObservationMiddleware",  # request id, metrics
-    "memoryplatform.lib.inline_middleware.RefuseNulMiddleware",  # NUL in a path or query: 400
+    "platformcore.lib.inline_middleware.RefuseNulMiddleware",  # NUL in a path or query: 400
     "tenants.throttling.AddressRateLimitMiddleware",  # requests without a key, per address
-    "memoryplatform.lib.inline_middleware.InlineSecurityMiddleware",
-    "memoryplatform.lib.static.StaticFilesMiddleware",  # WhiteNoise, async-capable
-    "memoryplatform.lib.inline_middleware.BrowserOnlySessionMiddleware",
-    "memoryplatform.lib.inline_middleware.InlineCommonMiddleware",
-    "memoryplatform.lib.inline_middleware.BrowserOnlyCsrfViewMiddleware",
-    "memoryplatform.lib.inline_middleware.BrowserOnlyAuthenticationMiddleware",
+    "platformcore.lib.inline_middleware.InlineSecurityMiddleware",
+    "platformcore.lib.static.StaticFilesMiddleware",  # WhiteNoise, async-capable
+    "platformcore.lib.inline_middleware.BrowserOnlySessionMiddleware",
+    "platformcore.lib.inline_middleware.InlineCommonMiddleware",
+    "platformcore.lib.inline_middleware.BrowserOnlyCsrfViewMiddleware",
+    "platformcore.lib.inline_middleware.BrowserOnlyAuthenticationMiddleware",
     # the request's project, nothing more
-    "memoryplatform.lib.project_scope.RowLevelSecurityMiddleware",
-    "memoryplatform.lib.inline_middleware.BrowserOnlyMessageMiddleware",
-    "memoryplatform.lib.inline_middleware.InlineXFrameOptionsMiddleware",
+    "platformcore.lib.project_scope.RowLevelSecurityMiddleware",
+    "platformcore.lib.inline_middleware.BrowserOnlyMessageMiddleware",
+    "platformcore.lib.inline_middleware.InlineXFrameOptionsMiddleware",
 ]
 
 ROOT_URLCONF = "memoryplatform.urls"
@@ -110,12 +114,12 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["tenants.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [
         "tenants.permissions.HasApiKeyScope",
-        "memoryplatform.lib.permissions.NoNulInQuery",  # after the key check: 401 comes first
+        "platformcore.lib.permissions.NoNulInQuery",  # after the key check: 401 comes first
     ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["memoryplatform.lib.api.JSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "memoryplatform.lib.schema.PlatformAutoSchema",
-    "EXCEPTION_HANDLER": "memoryplatform.lib.api.exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["platformcore.lib.api.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "platformcore.lib.schema.PlatformAutoSchema",
+    "EXCEPTION_HANDLER": "platformcore.lib.api.exception_handler",
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_THROTTLE_CLASSES": ["tenants.throttling.ApiKeyRateThrottle"],
 }

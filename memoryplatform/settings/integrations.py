@@ -63,7 +63,7 @@ MEMORY_EMBEDDING_WARMUP = env_bool("MEMORY_EMBEDDING_WARMUP", True)
 MEMORY_EMBEDDING_BASE_URL = env_str("MEMORY_EMBEDDING_BASE_URL", "")
 MEMORY_EMBEDDING_API_KEY = env_str("MEMORY_EMBEDDING_API_KEY", "")
 MEMORY_EMBEDDING_TIMEOUT = env_float("MEMORY_EMBEDDING_TIMEOUT", 30.0, minimum=0.1)
-# What counts the tokens of every budget (memoryplatform/lib/tokens.py): `embedding` the
+# What counts the tokens of every budget (platformcore/lib/tokens.py): `embedding` the
 # embedding model's own tokenizer, `tiktoken:<encoding>` one of tiktoken's (from its cache),
 # `chars` ~4 characters a token. Counts are stored when a text is written.
 MEMORY_TOKENIZER = env_str("MEMORY_TOKENIZER", "embedding").strip()

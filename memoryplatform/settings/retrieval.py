@@ -6,7 +6,7 @@ from __future__ import annotations
 from memoryplatform.settings.env import env_choice, env_float, env_int, env_str
 
 # A repeated search within this many seconds is answered from the process's result cache,
-# unless a write in its project came in between (memoryplatform/lib/result_cache.py); 0: off.
+# unless a write in its project came in between (platformcore/lib/result_cache.py); 0: off.
 MEMORY_SEARCH_CACHE_SECONDS = env_float("MEMORY_SEARCH_CACHE_SECONDS", 30, minimum=0)
 MEMORY_SEARCH_CACHE_ENTRIES = env_int("MEMORY_SEARCH_CACHE_ENTRIES", 2000, minimum=1)
 

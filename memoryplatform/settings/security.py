@@ -6,7 +6,7 @@ from __future__ import annotations
 from memoryplatform.settings.env import env_bool, env_float, env_int, env_rate, env_str
 from memoryplatform.settings.framework import ALLOWED_HOSTS, DEBUG, TESTING
 
-# Threads that run HTTP requests under ASGI (memoryplatform/lib/asgi_http.py): requests beyond
+# Threads that run HTTP requests under ASGI (platformcore/lib/asgi_http.py): requests beyond
 # this many wait for a thread, as in a threaded WSGI server. A request that has waited
 # MEMORY_HTTP_QUEUE_TIMEOUT seconds for one, or that finds MEMORY_HTTP_QUEUE_LIMIT requests
 # already waiting, is answered 503 with Retry-After instead of waiting on: overload is shed,
@@ -17,7 +17,7 @@ MEMORY_HTTP_QUEUE_LIMIT = env_int("MEMORY_HTTP_QUEUE_LIMIT", 200, minimum=1)
 # Expensive requests (writes to these routes) run under a per-project budget in each server
 # process: at most MEMORY_PROJECT_HEAVY_REQUESTS at once, MEMORY_PROJECT_HEAVY_QUEUE more wait
 # (in the event loop, holding no request thread) up to MEMORY_PROJECT_HEAVY_WAIT seconds, the
-# rest get 429 with Retry-After (memoryplatform/lib/work_budget.py, docs/security.md).
+# rest get 429 with Retry-After (platformcore/lib/work_budget.py, docs/security.md).
 MEMORY_HEAVY_ROUTES = [
     "memory-add",
     "memory-bulk",
@@ -200,7 +200,7 @@ _proxy_ssl_header = env_str("MEMORY_PROXY_SSL_HEADER", "")
 if _proxy_ssl_header:
     SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"), "https")
 # Our middleware are Django's SecurityMiddleware, XFrameOptionsMiddleware and
-# CsrfViewMiddleware, subclassed (memoryplatform/lib/inline_middleware.py); Django's checks look
+# CsrfViewMiddleware, subclassed (platformcore/lib/inline_middleware.py); Django's checks look
 # for the exact class paths, so ours (memoryplatform/checks.py) look for the subclasses instead.
 SILENCED_SYSTEM_CHECKS = ["security.W001", "security.W002", "security.W003"]
 # django-oauth-toolkit warns that `http` redirect URIs are allowed: MCP clients on the user's

@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from oauth2_provider.models import get_access_token_model
 
-from memoryplatform.lib.project_scope import all_projects
+from platformcore.lib.project_scope import all_projects
 from tenants.models import SCOPES, ApiKey
 from tenants.oauth.models import DelegatedKey, KeyHolder
 from tenants.services import KEY_PREFIX, api_key_verify

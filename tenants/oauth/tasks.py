@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from memoryplatform.lib.db_outage import survives_db_outage
+from platformcore.lib.db_outage import survives_db_outage
 
 
 @survives_db_outage

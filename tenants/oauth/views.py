@@ -22,8 +22,8 @@ from oauth2_provider.views import DynamicClientRegistrationView
 from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
-from memoryplatform.lib import json_input
-from memoryplatform.lib.project_scope import project_scope
+from platformcore.lib import json_input
+from platformcore.lib.project_scope import project_scope
 from tenants.oauth.forms import ConsentForm
 from tenants.oauth.services import grantable_scopes, key_holder
 from tenants.services import api_key_verify

@@ -77,7 +77,7 @@ def test_relations_by_type_split_into_open_and_closed(alice: Tenant, charlie: Te
 
 def test_tool_feedback_report_rates_each_tool(alice: Tenant, charlie: Tenant) -> None:
     from analytics.services import tool_feedback_record
-    from memoryplatform.lib.actor import Actor
+    from platformcore.lib.actor import Actor
 
     agent = Actor("key", "test")
     for relevant in (True, True, False):

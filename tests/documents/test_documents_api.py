@@ -185,7 +185,7 @@ def test_embedding_runs_in_batches_and_records_its_progress(alice, upload, setti
 
 
 def test_a_provider_failure_marks_the_document_failed_with_its_reason(alice, upload, monkeypatch):
-    from memoryplatform.lib.errors import ProviderError
+    from platformcore.lib.errors import ProviderError
 
     class Broken:
         model_name, dimensions = "broken", 384

@@ -18,8 +18,8 @@ from entities.services.memory_graph import memories_stored
 from memories.models import Memory
 from memories.services.bulk import memories_create_bulk
 from memories.services.memories import MemoryInput, memory_create
-from memoryplatform.events import project_group
-from memoryplatform.lib.actor import SYSTEM
+from platformcore.events import project_group
+from platformcore.lib.actor import SYSTEM
 from tests.fakes.openai_server import tool_calls
 
 

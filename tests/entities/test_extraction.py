@@ -109,7 +109,7 @@ def test_extraction_can_be_turned_off(alice, remember, settings):
 def test_bulk_store_extracts_every_new_memory(alice):
     from memories.services.bulk import memories_create_bulk
     from memories.services.memories import MemoryInput
-    from memoryplatform.lib.actor import SYSTEM
+    from platformcore.lib.actor import SYSTEM
 
     memories_create_bulk(
         project=alice.project,

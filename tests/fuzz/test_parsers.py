@@ -36,7 +36,7 @@ from memories.services.fact_extraction.messages import (
     conversation_text,
     parse_messages,
 )
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db

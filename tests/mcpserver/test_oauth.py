@@ -26,7 +26,7 @@ from oauth2_provider.models import AccessToken
 
 from mcpserver.asgi import with_mcp
 from memories.models import Memory
-from memoryplatform.lib.project_scope import project_scope
+from platformcore.lib.project_scope import project_scope
 from tests.conftest import Tenant
 from tests.mcpserver.conftest import structured
 from tests.tenants.oauth_helpers import REDIRECT_URI, token_for

@@ -189,7 +189,7 @@ async def test_aimemory_sets_a_memorys_own_decay_rate(alice):
 
 async def test_aimemory_decompresses_an_archived_memory_without_loss(alice):
     from memories.services.lifecycle import memories_decay
-    from memoryplatform.lib.actor import command
+    from platformcore.lib.actor import command
 
     async with in_process(alice, "aimemory") as client:
         pk = await _store(client, LONG)

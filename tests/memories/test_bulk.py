@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from memories.models import LinkType, Memory, MemoryHistory, MemoryLink
 from memories.services.bulk import memories_create_bulk
 from memories.services.memories import MemoryInput
-from memoryplatform.lib.actor import SYSTEM
+from platformcore.lib.actor import SYSTEM
 
 HOOKS = "React hooks let you use state in function components"
 HOOKS_AGAIN = "React hooks allow using state inside function components"

@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 
 from memories.models import HistoryEvent, Memory, MemoryHistory
-from memoryplatform.lib.project_scope import all_projects
+from platformcore.lib.project_scope import all_projects
 from tests.conftest import Tenant, make_tenant
 
 T = TypeVar("T")

@@ -15,7 +15,7 @@ from memories.services.archive import summarize
 from memories.services.decay_control import decay_pause
 from memories.services.lifecycle import memories_decay
 from memories.tasks import run_decay
-from memoryplatform.lib.actor import command
+from platformcore.lib.actor import command
 
 LONG = (
     "The billing service retries failed card payments three times with exponential backoff "

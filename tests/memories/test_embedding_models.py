@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from django.db import connection
 
+from maintenance.vector_schema import fit_vector_columns, resize_vector_columns
 from memories.embeddings import get_embedder
 from memories.embeddings.local import LocalEmbedder
 from memories.models import EmbeddingSpace, Memory
 from memories.services.summaries import memories_summarize
 from memories.vector_storage import column_storage, storage_for
-from memoryplatform.db.rls import as_owner
-from memoryplatform.maintenance.vector_schema import fit_vector_columns, resize_vector_columns
+from platformcore.db.rls import as_owner
 from tests.tiny_models import tiny_embedder
 
 pytestmark = pytest.mark.django_db

@@ -305,7 +305,7 @@ def test_bulk_store_embeds_memories_and_their_entity_names_in_few_batches(
     from entities.models import Entity
     from memories.services.bulk import memories_create_bulk
     from memories.services.memories import MemoryInput
-    from memoryplatform.lib.actor import Actor
+    from platformcore.lib.actor import Actor
 
     people = ["Alice", "Bob", "Chen", "Dana", "Elif", "Farid"]
     items = [

@@ -17,7 +17,7 @@ from memories.selectors.filters import MemoryFilters, apply_filters
 from memories.selectors.memories import memory_queryset
 from memories.selectors.search import memory_search
 from memories.selectors.search_types import SearchQuery
-from memoryplatform.db.rls import as_owner
+from platformcore.db.rls import as_owner
 from tests.conftest import Tenant
 from tests.mcpserver.conftest import in_process, structured
 
@@ -292,7 +292,7 @@ def _semantic_plan(tenant: Tenant, vector: list[float]) -> str:
     """EXPLAIN of the statement semantic search runs (the graph's part, and the pending rows)."""
     from memories.selectors.search import search_queryset
     from memories.selectors.search.semantic import _ranked_statement
-    from memoryplatform.lib.vectors import vector_literal
+    from platformcore.lib.vectors import vector_literal
 
     query = SearchQuery(text="x", filters=MemoryFilters(entities=["Alps"]))
     queryset = search_queryset(project=tenant.project, query=query)

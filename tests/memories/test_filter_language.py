@@ -6,7 +6,7 @@ import pytest
 
 from memories.models import Memory
 from memories.selectors.filter_language import filter_expression_q
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 from memories.models import Memory
 from memories.services.importing import ImportFailed, memories_import
 from memories.services.memories import MemoryInput
-from memoryplatform.lib.actor import command
+from platformcore.lib.actor import command
 from tenants.services import project_create
 
 TEXTS = [

@@ -9,7 +9,7 @@ import pytest
 from memories.memory_scope import Scope
 from memories.models import TYPE_IMPORTANCE, Memory
 from memories.services.fact_extraction import memories_add
-from memoryplatform.lib.actor import command
+from platformcore.lib.actor import command
 from tests.mcpserver.conftest import in_process, structured
 
 

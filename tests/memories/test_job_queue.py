@@ -11,7 +11,7 @@ from django_q.conf import Conf
 from django_q.models import OrmQ
 
 from memories.services.memories import MemoryInput, memory_create
-from memoryplatform.lib.actor import command
+from platformcore.lib.actor import command
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

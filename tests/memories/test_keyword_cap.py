@@ -8,8 +8,8 @@ from django.test.utils import CaptureQueriesContext
 
 from memories.services.bulk import memories_create_bulk
 from memories.services.memories import MemoryInput
-from memoryplatform.db.rls import as_owner
-from memoryplatform.lib.actor import SYSTEM
+from platformcore.db.rls import as_owner
+from platformcore.lib.actor import SYSTEM
 
 
 def _store(alice, texts):

@@ -12,8 +12,8 @@ from django.db import connection
 from memories.models import Memory
 from memories.services.content import content_hash
 from memories.services.keyword_index import keyword_indexes_bloat, keyword_indexes_maintain
-from memoryplatform.db.rls import as_owner
-from memoryplatform.metrics import KEYWORD_INDEX_BLOAT, MAINTENANCE_ITEMS
+from platformcore.db.rls import as_owner
+from platformcore.metrics import KEYWORD_INDEX_BLOAT, MAINTENANCE_ITEMS
 from tenants.services import project_create
 
 pytestmark = pytest.mark.django_db(transaction=True)

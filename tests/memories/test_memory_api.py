@@ -340,8 +340,8 @@ def test_tags_and_metadata_have_caps_every_writer_meets(alice):
 def test_the_bulk_cap_holds_for_every_caller_not_only_the_api(alice):
     from memories.services.bulk import MAX_BULK_ITEMS, memories_create_bulk
     from memories.services.memories import MemoryInput
-    from memoryplatform.lib.actor import command
-    from memoryplatform.lib.errors import InvalidInput
+    from platformcore.lib.actor import command
+    from platformcore.lib.errors import InvalidInput
 
     items = [MemoryInput(content=f"item {i}", user_id="u1") for i in range(MAX_BULK_ITEMS + 1)]
     with pytest.raises(InvalidInput) as refused:

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from memories.services.fact_extraction.llm import FACT_EXTRACTION_PROMPT, UPDATE_MEMORY_PROMPT
-from memoryplatform.llm import DATA_RULE
+from platformcore.llm import DATA_RULE
 from tests.conftest import make_tenant
 from tests.mcpserver.conftest import in_process, structured
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from memories.models import Memory
 from memories.selectors.search import MODES
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -363,7 +363,7 @@ def test_the_vector_index_skips_a_deleted_memory_and_finds_it_again_once_restore
     from memories.selectors.search import search_queryset
     from memories.selectors.search.semantic import _ranked_statement, query_vector
     from memories.selectors.search_types import SearchQuery
-    from memoryplatform.lib.vectors import vector_literal
+    from platformcore.lib.vectors import vector_literal
 
     kept = remember("Dogs learn tricks faster with short daily training sessions")
     gone = remember("Puppies should be trained with treats and patience")

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from analytics.models import SearchStat
 from memories.tasks import run_decay
-from memoryplatform.lib import result_cache
+from platformcore.lib import result_cache
 from tests.conftest import Tenant
 from tests.mcpserver.conftest import child_env
 
@@ -136,8 +136,8 @@ def test_a_write_committed_by_another_process_is_seen_by_the_next_search(alice, 
     remember("The deploy script lives in ops/deploy.sh")
     assert len(_search(alice, "deploy script")) == 1
     script = (
-        "from memoryplatform.lib.project_scope import project_scope\n"
-        "from memoryplatform.lib.actor import Actor\n"
+        "from platformcore.lib.project_scope import project_scope\n"
+        "from platformcore.lib.actor import Actor\n"
         "from memories.services.memories import MemoryInput, memory_create\n"
         "from tenants.models import Project\n"
         f"with project_scope({alice.project.pk}):\n"

@@ -14,7 +14,7 @@ from memories.selectors.search import memory_search
 from memories.selectors.search.dates import question_dates
 from memories.selectors.search_types import SearchQuery
 from memories.tasks import run_decay, run_prune
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ import pytest
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.search import memory_search
 from memories.selectors.search_types import SearchQuery
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db

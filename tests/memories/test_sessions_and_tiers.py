@@ -11,7 +11,7 @@ from django.utils import timezone
 from memories.models import Memory, MemoryHistory
 from memories.services.lifecycle import memories_decay
 from memories.tasks import SCHEDULES, close_idle_sessions
-from memoryplatform.lib.actor import job
+from platformcore.lib.actor import job
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db

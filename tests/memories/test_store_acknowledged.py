@@ -27,7 +27,7 @@ from django.db import DatabaseError, connection, transaction
 
 from entities.services import memory_graph
 from memories.models import Memory
-from memoryplatform.lib.project_scope import all_projects
+from platformcore.lib.project_scope import all_projects
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the write's own transaction commits
 

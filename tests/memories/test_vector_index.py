@@ -18,8 +18,8 @@ from memories.selectors.search.semantic import _ranked_statement
 from memories.selectors.search_types import SearchQuery
 from memories.services.consolidation import memories_consolidate
 from memories.services.vector_index import index_pending_vectors, pending_vectors
-from memoryplatform.lib.actor import SYSTEM
-from memoryplatform.lib.vectors import vector_literal
+from platformcore.lib.actor import SYSTEM
+from platformcore.lib.vectors import vector_literal
 from tenants.services import project_create
 from tests.memories.random_vectors import random_vector_memories
 

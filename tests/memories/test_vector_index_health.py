@@ -22,7 +22,7 @@ from memories.services.vector_index import (
     vector_index_rebuild,
 )
 from memories.tasks import vector_index_health
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 from tenants.services import project_create
 from tests.memories.random_vectors import random_vector_memories
 

@@ -13,7 +13,7 @@ from memories.memory_scope import SCOPE_RULE
 from memories.services.fact_extraction.llm import EXTRACTION_FORMAT, FACT_EXTRACTION_TASK
 from memory_platform import ConfigurationError, Memory, errors
 from memory_platform.config import plan_of
-from memoryplatform.llm import DATA_RULE
+from platformcore.llm import DATA_RULE
 from tests.memory_platform.conftest import InProcess
 
 

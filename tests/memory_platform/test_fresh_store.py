@@ -44,7 +44,7 @@ SERVER = textwrap.dedent(
     os.environ["DJANGO_SETTINGS_MODULE"] = "memoryplatform.settings"
     django.setup()
     from rest_framework.test import APIClient
-    from memoryplatform.lib.project_scope import all_projects
+    from platformcore.lib.project_scope import all_projects
     from tenants.models import Project
     from tenants.services import api_key_create
     with all_projects("test: a key for the library's project"):
@@ -65,7 +65,7 @@ STOP = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from memoryplatform.db.embedded.server import forget_exited_processes, socket_dir
+    from platformcore.db.embedded.server import forget_exited_processes, socket_dir
     pgdata = Path(sys.argv[1]) / "postgres"
     if pgdata.exists():
         forget_exited_processes(pgdata)

@@ -6,12 +6,12 @@ import pytest
 
 from documents.models import DocumentChunk
 from entities.models import Entity
+from maintenance import embedding_switch
+from maintenance.vector_schema import resize_vector_columns
 from memories.embeddings import get_embedder
 from memories.models import EmbeddingSpace, Memory
 from memories.services.embedding_space import Space, embedding_space_record, followed
 from memories.vector_storage import storage_for
-from memoryplatform.maintenance import embedding_switch
-from memoryplatform.maintenance.vector_schema import resize_vector_columns
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from django.db import connection
 
-from memoryplatform.db.rls import as_owner
+from platformcore.db.rls import as_owner
 from tests.mcpserver.conftest import (  # noqa: F401 (fixture)
     LIVE_SERVER_APPLICATION,
     child_env,

@@ -9,7 +9,7 @@ import json
 import pytest
 from channels.testing import ApplicationCommunicator
 
-from memoryplatform.lib.asgi_limits import RequestBodyLimit
+from platformcore.lib.asgi_limits import RequestBodyLimit
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection, connections, transaction
 from django.db.utils import load_backend
 
-from memoryplatform.portability.backup import (
+from portability.backup import (
     MANIFEST,
     backup_create,
     backup_restore,

@@ -8,8 +8,8 @@ import pytest
 
 from memories.models import Memory
 from memories.services.memories import MemoryInput, memory_create
-from memoryplatform.lib.actor import SYSTEM
-from memoryplatform.lib.bulk import update_rows
+from platformcore.lib.actor import SYSTEM
+from platformcore.lib.bulk import update_rows
 
 
 @pytest.fixture

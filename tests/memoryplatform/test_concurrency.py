@@ -19,10 +19,10 @@ from memories.selectors.filters import MemoryFilters
 from memories.selectors.search import memory_search
 from memories.selectors.search_types import SearchQuery
 from memories.services.memories import MemoryInput, memory_create
-from memoryplatform.lib.actor import command
-from memoryplatform.lib.asgi_http import ThreadedHTTPHandler
-from memoryplatform.lib.db_threads import close_connections, executor_with_connections
-from memoryplatform.lib.project_scope import carrying_scope
+from platformcore.lib.actor import command
+from platformcore.lib.asgi_http import ThreadedHTTPHandler
+from platformcore.lib.db_threads import close_connections, executor_with_connections
+from platformcore.lib.project_scope import carrying_scope
 from tests.conftest import make_tenant
 from tests.mcpserver.conftest import live_server_mcp  # noqa: F401 (fixture)
 

@@ -1,4 +1,4 @@
-"""The PostgreSQL backend (memoryplatform.db.postgresql, under the embedded one too) loads
+"""The PostgreSQL backend (platformcore.db.postgresql, under the embedded one too) loads
 timestamps with psycopg's fast loader: values are the same aware UTC datetimes Django gives."""
 
 from __future__ import annotations
@@ -55,4 +55,4 @@ def test_database_url_selects_the_same_backend() -> None:
         text=True,
         check=True,
     )
-    assert out.stdout.strip() == "memoryplatform.db.postgresql"
+    assert out.stdout.strip() == "platformcore.db.postgresql"

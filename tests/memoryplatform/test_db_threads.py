@@ -8,7 +8,7 @@ import threading
 import pytest
 from django.db import connection, transaction
 
-from memoryplatform.lib.db_threads import beside
+from platformcore.lib.db_threads import beside
 from tenants.models import Project
 from tenants.services import project_create
 

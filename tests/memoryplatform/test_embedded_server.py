@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from memoryplatform.db.embedded.server import SETTINGS_FILE, shared_buffers_mb, write_settings
+from platformcore.db.embedded.server import SETTINGS_FILE, shared_buffers_mb, write_settings
 
 
 @pytest.mark.django_db
 def test_the_embedded_server_runs_with_the_platforms_shared_buffers(settings) -> None:
-    if settings.DATABASES["default"]["ENGINE"] != "memoryplatform.db.embedded":
+    if settings.DATABASES["default"]["ENGINE"] != "platformcore.db.embedded":
         pytest.skip("DATABASE_URL points at an external server")
     with connection.cursor() as cursor:
         cursor.execute(

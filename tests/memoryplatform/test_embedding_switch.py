@@ -13,11 +13,11 @@ from django.db import connection
 
 from documents.models import DocumentChunk
 from entities.models import Entity
+from maintenance import embedding_switch
 from memories.embeddings import EmbedderSpec, make_embedder
 from memories.models import EmbeddingSpace, Memory
 from memories.services.summaries import memories_summarize
 from memories.vector_storage import column_storage
-from memoryplatform.maintenance import embedding_switch
 from tests.conftest import make_tenant
 from tests.documents.conftest import RUNBOOK
 from tests.tiny_models import tiny_embedder

@@ -16,7 +16,7 @@ from django.core.management import CommandError, call_command
 from documents.models import Document, DocumentChunk
 from entities.models import Entity, EntityMemory, Relation
 from memories.models import Episode, Memory, MemoryLink
-from memoryplatform.portability.sections import LEFT_OUT, SECTIONS, check_registry
+from portability.sections import LEFT_OUT, SECTIONS, check_registry
 from tenants.models import Project
 from tests.conftest import make_tenant
 from tests.documents.conftest import RUNBOOK

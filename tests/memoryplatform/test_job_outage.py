@@ -20,8 +20,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memoryplatform.lib.db_outage import MARKER, is_db_outage, survives_db_outage
-from memoryplatform.lib.project_scope import all_projects
+from platformcore.lib.db_outage import MARKER, is_db_outage, survives_db_outage
+from platformcore.lib.project_scope import all_projects
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the worker closes connections
 
@@ -178,7 +178,7 @@ TASK_MODULES = [
     "memories.tasks",
     "entities.tasks",
     "documents.tasks",
-    "memoryplatform.maintenance.tasks",
+    "maintenance.tasks",
     "tenants.oauth.tasks",
 ]
 
@@ -187,7 +187,7 @@ def test_every_background_job_survives_a_database_outage():
     from memories.tasks import SCHEDULES
 
     names = {path for path, _kind in SCHEDULES.values()}
-    names.add("memoryplatform.portability.jobs.run_export")
+    names.add("portability.jobs.run_export")
     names.add("entities.tasks.extract_memory_graph")
     names.add("documents.tasks.embed_document")
     for module_name in TASK_MODULES:
@@ -209,7 +209,7 @@ def redis_broker(settings, monkeypatch) -> Iterator[Any]:
     import redis
     from django_q.conf import Conf
 
-    from memoryplatform.lib.redis_jobs import AcknowledgedRedis
+    from platformcore.lib.redis_jobs import AcknowledgedRedis
 
     redis_url = "redis://127.0.0.1:6379/0"
     try:

@@ -8,7 +8,7 @@ import pytest
 from entities.models import Entity, Relation
 from entities.services.relations import relations_delete_by_name
 from memories.models import Memory
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ import pytest
 import websockets
 from asgiref.sync import sync_to_async
 
-from memoryplatform.events import Subscription
+from platformcore.events import Subscription
 from tests.conftest import make_tenant
 from tests.mcpserver.conftest import live_server_mcp  # noqa: F401 (fixture)
 
@@ -147,7 +147,7 @@ def test_the_redis_replay_buffer_numbers_events_per_project_and_keeps_the_newest
     """With REDIS_URL set, every server process shares the buffer (one stream per project)."""
     import redis
 
-    from memoryplatform.event_log import RedisEventLog
+    from platformcore.event_log import RedisEventLog
 
     url = "redis://127.0.0.1:6379/14"
     try:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from memoryplatform.lib.errors import ProviderError
-from memoryplatform.llm import get_llm
+from platformcore.lib.errors import ProviderError
+from platformcore.llm import get_llm
 from tests.fakes.openai_server import tool_calls
 
 

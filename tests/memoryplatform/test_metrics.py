@@ -23,8 +23,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from mcpserver.auth import bound_api_key
 from mcpserver.tools import call
 from memories.models import Memory
-from memoryplatform import gauges, metrics
-from memoryplatform.lib.errors import InvalidInput
+from memoryplatform import gauges
+from platformcore import metrics
+from platformcore.lib.errors import InvalidInput
 from tenants.models import ApiKey
 from tests.conftest import Tenant, make_tenant
 
@@ -253,7 +254,7 @@ def test_metrics_of_another_process_directory_are_merged_into_one_family(
 ) -> None:
     # what `serve` does for its worker cluster: the worker writes multiprocess files
     record_a_job = (
-        "from datetime import datetime, timedelta; from memoryplatform import metrics; "
+        "from datetime import datetime, timedelta; from platformcore import metrics; "
         "now = datetime.now(); metrics.job_finished(task={'func': 'probe.job', "
         "'started': now - timedelta(seconds=2), 'stopped': now, 'success': True})"
     )
@@ -270,10 +271,10 @@ def test_metrics_of_another_process_directory_are_merged_into_one_family(
 
 def test_multiprocess_mode_adds_up_the_values_of_every_process(tmp_path: Path) -> None:
     one_request = (
-        "from memoryplatform import metrics; "
+        "from platformcore import metrics; "
         "metrics.observe_request(route='health', method='GET', status=200, seconds=0.01)"
     )
-    scrape_all = "from memoryplatform import metrics; print(metrics.render([]).decode())"
+    scrape_all = "from platformcore import metrics; print(metrics.render([]).decode())"
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
     for _ in range(2):  # two server processes
         subprocess.run(

@@ -9,8 +9,8 @@ from django.core.management import call_command
 
 from documents.models import Document, DocumentChunk
 from entities.models import Entity
+from maintenance.embeddings import embeddings_refresh, model_changed
 from memories.models import EmbeddingSpace, Memory
-from memoryplatform.maintenance.embeddings import embeddings_refresh, model_changed
 from tests.conftest import make_tenant
 from tests.documents.conftest import RUNBOOK
 

@@ -1,4 +1,4 @@
-"""Read replicas (memoryplatform/db/router.py): which requests read a replica, a key reading
+"""Read replicas (platformcore/db/router.py): which requests read a replica, a key reading
 its own writes, and, against a real streaming standby of an embedded PostgreSQL, routing,
 lag and failover to the primary."""
 
@@ -19,7 +19,7 @@ from django.db import transaction
 from django.http import HttpResponse
 from django.test import RequestFactory
 
-from memoryplatform.db import router
+from platformcore.db import router
 
 # --- the router's rules, in process -------------------------------------------------------
 
@@ -131,8 +131,8 @@ def test_replica_urls_become_aliases_of_the_primary_with_its_role_and_a_router()
         assert db["REPLICA_OF"] == "default" and db["TEST"] == {"MIRROR": "default"}
         assert db["APP_ROLE"] == found["db"]["default"]["APP_ROLE"]  # row-level security too
         assert db["OPTIONS"]["options"] == found["db"]["default"]["OPTIONS"]["options"]
-    assert found["routers"] == ["memoryplatform.db.router.ReplicaRouter"]
-    assert "memoryplatform.db.router.ReplicaReadsMiddleware" in found["middleware"]
+    assert found["routers"] == ["platformcore.db.router.ReplicaRouter"]
+    assert "platformcore.db.router.ReplicaReadsMiddleware" in found["middleware"]
 
 
 def test_pgbouncer_mode_needs_row_level_security_off_and_drops_session_state() -> None:
@@ -209,7 +209,7 @@ def test_a_streaming_standby_serves_other_keys_reads_and_fails_over_to_the_prima
     manage = [sys.executable, "manage.py"]
     root = Path(__file__).resolve().parents[2]
     # the embedded primary, migrated, stays up while this process is attached to it
-    from memoryplatform.db.embedded.server import socket_dir
+    from platformcore.db.embedded.server import socket_dir
 
     primary_socket = socket_dir(base / "primary" / "postgres")
     subprocess.run([*manage, "migrate", "-v0", "--skip-checks"], cwd=root, env=env, check=True)
@@ -263,7 +263,7 @@ def probe() -> None:
     from rest_framework.test import APIClient
 
     from memoryplatform.health import readiness
-    from memoryplatform.lib.project_scope import all_projects
+    from platformcore.lib.project_scope import all_projects
     from tenants.services import api_key_create, project_create
 
     replica_params = connections["replica_0"].get_connection_params()

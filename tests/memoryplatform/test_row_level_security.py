@@ -1,5 +1,5 @@
 """Row-level security: PostgreSQL itself keeps each project's rows to the project, whatever
-query the code sends (memoryplatform/db/rls.py, memoryplatform/lib/project_scope.py)."""
+query the code sends (platformcore/db/rls.py, platformcore/lib/project_scope.py)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from mcpserver.auth import bound_api_key
 from mcpserver.tools import call
 from memories import tasks
 from memories.models import Memory
-from memoryplatform.db import rls as db_rls
-from memoryplatform.lib.db_threads import beside
-from memoryplatform.lib.project_scope import (
+from platformcore.db import rls as db_rls
+from platformcore.lib.db_threads import beside
+from platformcore.lib.project_scope import (
     ALL_PROJECTS,
     all_projects,
     current_scope,
@@ -219,7 +219,7 @@ def test_schema_changes_at_run_time_act_as_the_owner_and_come_back_to_the_role()
 def test_a_connection_back_in_its_pool_keeps_no_scope() -> None:
     import psycopg
 
-    from memoryplatform.db.postgresql.base import _clear_scope
+    from platformcore.db.postgresql.base import _clear_scope
 
     params = connection.get_connection_params()
     with psycopg.connect(**{**params, "autocommit": True}) as conn:

@@ -16,12 +16,12 @@ from asgiref.sync import async_to_sync
 from channels.testing import HttpCommunicator
 from django.db import OperationalError, connection, transaction
 
-from memoryplatform.lib.db_threads import (
+from platformcore.lib.db_threads import (
     close_connections,
     executor_with_connections,
     with_connection,
 )
-from memoryplatform.lib.timeouts import statement_timed_out
+from platformcore.lib.timeouts import statement_timed_out
 from tests.conftest import make_tenant
 
 

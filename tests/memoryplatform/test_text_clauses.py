@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from memories.services.fact_extraction.messages import Message
-from memoryplatform.lib.text.clauses import named_subject, read_statements
-from memoryplatform.lib.text.gazetteer import name_kind
-from memoryplatform.lib.text.offline_facts import extract_facts_offline
-from memoryplatform.lib.text.slots import fact_slot
+from platformcore.lib.text.clauses import named_subject, read_statements
+from platformcore.lib.text.gazetteer import name_kind
+from platformcore.lib.text.offline_facts import extract_facts_offline
+from platformcore.lib.text.slots import fact_slot
 
 
 def triples(text: str) -> list[tuple[str, str, str, bool]]:

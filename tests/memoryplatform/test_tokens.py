@@ -7,8 +7,8 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from tokenizers import Tokenizer
 
-from memoryplatform.lib import tokens
-from memoryplatform.lib.tokens import count_tokens, count_tokens_batch, estimate_tokens
+from platformcore.lib import tokens
+from platformcore.lib.tokens import count_tokens, count_tokens_batch, estimate_tokens
 
 CODE = "def square(x: int) -> int:\n    return x ** 2  # {'a': [1, 2]}"
 CJK = "東京は日本の首都です。大阪は関西にあります。"

@@ -7,7 +7,7 @@ import re
 import pytest
 from django.apps import apps
 
-APPS = {"tenants", "memories", "entities", "analytics", "memoryplatform"}
+APPS = {"platformcore", "tenants", "memories", "entities", "analytics", "portability"}
 NAIVE_PLURAL = re.compile(r"[^aeiou]ys$")  # "memorys", "entitys"
 
 

@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 from channels.testing import HttpCommunicator
 from django.db import connections
 
-from memoryplatform.lib.work_budget import ProjectBusy, WorkBudget, credentials
+from platformcore.lib.work_budget import ProjectBusy, WorkBudget, credentials
 from tests.conftest import make_tenant
 from tests.memoryplatform.test_asgi_http import _headers
 

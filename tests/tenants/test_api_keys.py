@@ -71,7 +71,7 @@ def test_verify_touches_last_used(alice: Tenant) -> None:
 
 
 def test_unknown_scope_is_rejected(alice: Tenant) -> None:
-    from memoryplatform.lib.errors import InvalidInput
+    from platformcore.lib.errors import InvalidInput
 
     with pytest.raises(InvalidInput):
         api_key_create(project=alice.project, scopes=["read", "root"])

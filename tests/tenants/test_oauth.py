@@ -11,7 +11,7 @@ from django.test import Client
 from django.utils import timezone
 from oauth2_provider.models import AccessToken
 
-from memoryplatform.db.rls import tenant_tables
+from platformcore.db.rls import tenant_tables
 from tenants.services import api_key_revoke
 from tests.conftest import make_tenant
 from tests.tenants.oauth_helpers import (

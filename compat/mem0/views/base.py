@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memoryplatform.lib.api import exception_handler
+from platformcore.lib.api import exception_handler
 from tenants.views import ProjectScopedMixin
 
 

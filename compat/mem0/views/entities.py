@@ -13,7 +13,7 @@ from compat.mem0.selectors import SCOPE_COLUMNS, memory_scopes
 from compat.mem0.views.base import Mem0View
 from memories.selectors.filters import MemoryFilters
 from memories.services.memories import memories_delete
-from memoryplatform.lib.errors import NotFound, check_choice
+from platformcore.lib.errors import NotFound, check_choice
 
 
 class EntityListView(Mem0View):

@@ -18,7 +18,7 @@ from compat.mem0.views.base import Mem0View
 from memories.selectors.filter_language import filter_expression_q
 from memories.selectors.filters import MemoryFilters
 from memories.selectors.memories import memory_get, memory_list
-from memoryplatform.lib.errors import InvalidInput, NotFound
+from platformcore.lib.errors import InvalidInput, NotFound
 from tenants.models import Project
 
 ORG_ID = "memory-platform"  # mem0's clients want an organisation; a project here stands alone

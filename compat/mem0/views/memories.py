@@ -33,7 +33,7 @@ from memories.services.fact_extraction import memories_add
 from memories.services.fact_extraction.llm import FACT_EXTRACTION_TASK
 from memories.services.memories import memories_delete, memory_delete, memory_update
 from memories.services.reading import memories_recall, memory_read
-from memoryplatform.lib.errors import InvalidInput, ServiceError
+from platformcore.lib.errors import InvalidInput, ServiceError
 
 DEFAULT_TOP_K = 10  # mem0's default
 

@@ -23,7 +23,7 @@ from compat.mem0 import serializers as s
 from compat.mem0.views.base import Mem0View
 from compat.mem0.views.entities import EntityListView
 from compat.mem0.views.memories import DeleteAllView
-from memoryplatform.lib.errors import NotFound
+from platformcore.lib.errors import NotFound
 
 
 class MethodScopes:

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from memories.services.backfill import backfill_queryset, memories_backfill_embeddings
-from memoryplatform.lib.project_scope import across_projects
+from platformcore.lib.project_scope import across_projects
 from tenants.models import Project
 
 

@@ -16,8 +16,8 @@ from memories.management.commands._maintenance import (
     projects,
 )
 from memories.services.consolidation import memories_consolidate
-from memoryplatform.lib.actor import command
-from memoryplatform.lib.project_scope import across_projects
+from platformcore.lib.actor import command
+from platformcore.lib.project_scope import across_projects
 
 
 def _since(value: str) -> datetime | str:

@@ -8,8 +8,8 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from memories.management.commands._maintenance import add_project_argument, projects
 from memories.services.decay_control import decay_control_status, decay_pause, decay_resume
-from memoryplatform.lib.actor import command
-from memoryplatform.lib.project_scope import across_projects
+from platformcore.lib.actor import command
+from platformcore.lib.project_scope import across_projects
 
 
 class Command(BaseCommand):

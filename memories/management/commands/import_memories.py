@@ -21,9 +21,9 @@ from memories.services.importing import (
 )
 from memories.services.memories import MemoryInput
 from memories.services.vector_index import pending_vectors
-from memoryplatform.lib.actor import command
-from memoryplatform.lib.errors import InvalidInput
-from memoryplatform.lib.project_scope import across_projects
+from platformcore.lib.actor import command
+from platformcore.lib.errors import InvalidInput
+from platformcore.lib.project_scope import across_projects
 from tenants.models import Project
 
 MAX_ERRORS = 20  # reported before giving up on a broken file

@@ -10,7 +10,7 @@ from tqdm import tqdm
 
 from memories.management.commands._maintenance import add_project_argument, projects
 from memories.services.vector_index import BATCH, index_pending_vectors, pending_vectors
-from memoryplatform.lib.project_scope import across_projects
+from platformcore.lib.project_scope import across_projects
 
 
 class Command(BaseCommand):

@@ -12,8 +12,8 @@ from memories.management.commands._maintenance import (
     projects,
 )
 from memories.services.lifecycle import memories_prune
-from memoryplatform.lib.actor import command
-from memoryplatform.lib.project_scope import across_projects
+from platformcore.lib.actor import command
+from platformcore.lib.project_scope import across_projects
 
 
 class Command(BaseCommand):

@@ -13,8 +13,8 @@ from memories.management.commands._maintenance import (
 )
 from memories.models import Memory
 from memories.services.lifecycle import memories_decay
-from memoryplatform.lib.actor import command
-from memoryplatform.lib.project_scope import across_projects
+from platformcore.lib.actor import command
+from platformcore.lib.project_scope import across_projects
 
 
 class Command(BaseCommand):

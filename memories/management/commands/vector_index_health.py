@@ -7,8 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memories.services.vector_index import vector_index_maintain
-from memoryplatform.lib.errors import InvalidInput
-from memoryplatform.lib.project_scope import across_projects
+from platformcore.lib.errors import InvalidInput
+from platformcore.lib.project_scope import across_projects
 
 
 class Command(BaseCommand):

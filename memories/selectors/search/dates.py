@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from memories.models import Memory
 from memories.selectors.search_types import SearchHit, SearchQuery
-from memoryplatform.lib.errors import check_unit_interval
+from platformcore.lib.errors import check_unit_interval
 from tenants.models import Project
 
 MONTHS = {

@@ -28,8 +28,8 @@ from memories.selectors.memories import memories_by_id, memory_queryset, project
 from memories.selectors.quality import rank_factor
 from memories.selectors.search import rerank
 from memories.selectors.search_types import Candidate, SearchHit, SearchQuery, summary_fits
-from memoryplatform.lib.errors import InvalidInput
-from memoryplatform.metrics import timed_search
+from platformcore.lib.errors import InvalidInput
+from platformcore.metrics import timed_search
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ relevance (search/neighbours.py: an answer often follows the turn that matched t
 If the embedding provider fails, hybrid degrades to keyword results (parts say so) instead
 of failing the request. Registered boosts (see the package docstring) are added last.
 
-The two signals run at once on two connections (memoryplatform.lib.db_threads): beside the
+The two signals run at once on two connections (platformcore.lib.db_threads): beside the
 keyword statement, the query is embedded and its semantic statements run (the content's, then
 the summaries': search/summaries.py); the keyword side
 then prepares the boosts' part that does not depend on the hits (the entities the query
@@ -49,8 +49,8 @@ from memories.selectors.search.neighbours import add_neighbours
 from memories.selectors.search.semantic import min_similarity_of, semantic_ranked_for
 from memories.selectors.search.summaries import keyword_matches_with_summaries
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
-from memoryplatform.lib.db_threads import beside
-from memoryplatform.lib.errors import InvalidInput, ProviderError, check_unit_interval
+from platformcore.lib.db_threads import beside
+from platformcore.lib.errors import InvalidInput, ProviderError, check_unit_interval
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

@@ -44,8 +44,8 @@ from memories.selectors.search.fusion import idf_coverage, idf_weights
 from memories.selectors.search.statements import fetch_with_settings
 from memories.selectors.search_types import Ranked, SearchHit
 from memories.selectors.search_types import SearchQuery as MemorySearchQuery
-from memoryplatform.db.citus import shard_statistics
-from memoryplatform.db.rls import as_owner
+from platformcore.db.citus import shard_statistics
+from platformcore.db.rls import as_owner
 from tenants.models import Project
 
 _WEBSEARCH_SYNTAX = re.compile(r'"|(^|\s)-\w')
@@ -337,7 +337,7 @@ def _statistics(using: str) -> tuple[float, dict[str, float], float]:
     # pg_stats hides a table under row-level security from the runtime role: read as the owner
     db = connections[using]
     with as_owner(db), db.cursor() as cursor:
-        if getattr(db, "is_citus", False):  # the shards' statistics (memoryplatform/db/citus.py)
+        if getattr(db, "is_citus", False):  # the shards' statistics (platformcore/db/citus.py)
             table_rows, rows = shard_statistics(
                 cursor, "memories_memory", "search_vector", elements=True
             )

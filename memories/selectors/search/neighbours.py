@@ -31,7 +31,7 @@ from django.conf import settings
 from memories.selectors.search.dispatch import SearchBase, candidate, candidate_columns
 from memories.selectors.search.statements import fetch_with_settings
 from memories.selectors.search_types import SearchHit, SearchQuery
-from memoryplatform.lib.errors import InvalidInput, check_unit_interval
+from platformcore.lib.errors import InvalidInput, check_unit_interval
 
 MAX_WIDTH = 5  # memories on each side
 

@@ -20,7 +20,7 @@ from django.db import router
 from memories.models import Memory
 from memories.rerankers import get_reranker
 from memories.selectors.search_types import SearchHit, SearchQuery
-from memoryplatform.lib.errors import ProviderError
+from platformcore.lib.errors import ProviderError
 
 logger = logging.getLogger(__name__)
 BATCH = 8

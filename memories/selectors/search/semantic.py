@@ -32,7 +32,7 @@ from memories.selectors.search.dispatch import (
 from memories.selectors.search.statements import fetch_with_settings
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
 from memories.services.embedding_space import store_embedder, switch_announced
-from memoryplatform.lib.vectors import vector_literal
+from platformcore.lib.vectors import vector_literal
 from tenants.models import Project
 
 QUERY_CACHE_SIZE = 1024  # query embeddings kept per process (about 1.6 MB at 384 dims)

@@ -23,8 +23,8 @@ from django.conf import settings
 
 from memories.selectors.search.dispatch import memory_search, validate_query
 from memories.selectors.search_types import SearchHit, SearchQuery, summary_fits
-from memoryplatform.lib.errors import InvalidInput
-from memoryplatform.lib.hooks import hooks
+from platformcore.lib.errors import InvalidInput
+from platformcore.lib.hooks import hooks
 from tenants.models import Project
 
 MEMORIES = "memories"

@@ -7,7 +7,7 @@ invents real ids, and can only touch the candidates it was shown.
 
 Everything users wrote (the conversation, the stored memories, the facts extracted from them)
 reaches the model only as JSON inside `<<<NAME … >>>NAME` blocks that the system prompt calls
-data (`memoryplatform.llm.DATA_RULE`), and what comes back is capped: at most
+data (`platformcore.llm.DATA_RULE`), and what comes back is capped: at most
 `MEMORY_LLM_MAX_FACTS` facts and `MEMORY_LLM_MAX_OPERATIONS` operations per fact, none longer
 than a memory may be. A request's own `prompt` replaces our extraction task for that call
 (the output format and the data rule stay after it); the project's active instructions for
@@ -25,7 +25,7 @@ from django.conf import settings
 
 from memories.models import Memory, PromptKind
 from memories.selectors.prompts import project_prompt_active
-from memoryplatform.llm import DATA_RULE, ChatLLM, data_block
+from platformcore.llm import DATA_RULE, ChatLLM, data_block
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memoryplatform.lib.errors import InvalidInput
-from memoryplatform.lib.fields import storable_text
+from platformcore.lib.errors import InvalidInput
+from platformcore.lib.fields import storable_text
 
 ROLES = ("system", "user", "assistant")
 MAX_MESSAGES = 200

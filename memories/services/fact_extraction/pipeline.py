@@ -58,15 +58,15 @@ from memories.services.memories import (
 from memories.services.pii import mask_pii
 from memories.services.supersede import memory_supersede
 from memories.services.tuning import tuning
-from memoryplatform.lib.actor import Actor
-from memoryplatform.lib.errors import Conflict, InvalidInput, NotFound, ProviderError
-from memoryplatform.lib.hooks import run_hooks
-from memoryplatform.lib.text.offline_facts import (
+from platformcore.lib.actor import Actor
+from platformcore.lib.errors import Conflict, InvalidInput, NotFound, ProviderError
+from platformcore.lib.hooks import run_hooks
+from platformcore.lib.text.offline_facts import (
     extract_facts_offline,
     infer_memory_type,
 )
-from memoryplatform.lib.text.slots import fact_slot, normalise
-from memoryplatform.llm import ChatLLM, get_llm
+from platformcore.lib.text.slots import fact_slot, normalise
+from platformcore.llm import ChatLLM, get_llm
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)

@@ -20,9 +20,9 @@ import re
 
 from memories.services.contradictions import contradiction_cues
 from memories.services.keywords import STOPWORDS
-from memoryplatform.lib.text.clauses import named_subject
-from memoryplatform.lib.text.gazetteer import name_kind, words
-from memoryplatform.lib.text.slots import normalise
+from platformcore.lib.text.clauses import named_subject
+from platformcore.lib.text.gazetteer import name_kind, words
+from platformcore.lib.text.slots import normalise
 
 _ENDING = re.compile(
     r"\b(?:no longer|not any ?more|no more|any ?more|stopped|quit|quitted|gave up|given up|"

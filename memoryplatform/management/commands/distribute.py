@@ -1,6 +1,6 @@
 """Distribute the platform's tables on a Citus cluster: run once on the coordinator after
 `migrate` (and again after a migration that adds a tenant table). The work is
-memoryplatform/db/citus.py's `distribute`; docs/scaling.md, "Running on Citus"."""
+platformcore/db/citus.py's `distribute`; docs/scaling.md, "Running on Citus"."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from memoryplatform.db import citus
-from memoryplatform.db.rls import owner_connection
+from platformcore.db import citus
+from platformcore.db.rls import owner_connection
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 """Django's `flush` (it truncates every table: the test suite's reset between transactional
 tests), run as the database owner: the runtime role may delete rows but never truncate, since
-TRUNCATE ignores row-level security (memoryplatform/db/rls.py)."""
+TRUNCATE ignores row-level security (platformcore/db/rls.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.commands import flush
 from django.db import DEFAULT_DB_ALIAS
 
-from memoryplatform.db.rls import owner_connection
+from platformcore.db.rls import owner_connection
 
 
 class Command(flush.Command):

@@ -1,5 +1,5 @@
 """Django's `migrate`, run as the database owner rather than the runtime role that row-level
-security holds every other connection to (memoryplatform/db/rls.py).
+security holds every other connection to (platformcore/db/rls.py).
 
 The whole command runs as the owner, its system checks included: Django runs them before
 `handle`, and their first connection (the server's version, for the constraint checks) would
@@ -13,7 +13,7 @@ from typing import Any
 from django.core.management.commands import migrate
 from django.db import DEFAULT_DB_ALIAS
 
-from memoryplatform.db.rls import owner_connection
+from platformcore.db.rls import owner_connection
 
 
 class Command(migrate.Command):

@@ -7,17 +7,17 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memories.embeddings import EmbedderSpec, configured_spec
-from memoryplatform.lib.errors import ServiceError
-from memoryplatform.lib.project_scope import across_projects
-from memoryplatform.maintenance.embedding_switch import (
+from maintenance.embedding_switch import (
     SwitchReport,
     embeddings_switch,
     switch_abort,
     switch_in_progress,
 )
-from memoryplatform.maintenance.embeddings import embeddings_refresh, model_changed
-from memoryplatform.portability.progress import SectionBars
+from maintenance.embeddings import embeddings_refresh, model_changed
+from memories.embeddings import EmbedderSpec, configured_spec
+from platformcore.lib.errors import ServiceError
+from platformcore.lib.project_scope import across_projects
+from portability.progress import SectionBars
 from tenants.models import Project
 
 

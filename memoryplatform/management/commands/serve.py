@@ -3,12 +3,12 @@
 `serve` owns what it starts and stops it on SIGINT (Ctrl-C) and SIGTERM (`docker stop`, an
 orchestrator): daphne stops serving, the django-q2 worker cluster is asked to stop (SIGTERM,
 then killed with its workers after STOP_TIMEOUT_SECONDS), and the embedded PostgreSQL stops
-when the process exits, if no other process is attached to it (memoryplatform/db/embedded).
+when the process exits, if no other process is attached to it (platformcore/db/embedded).
 The worker runs in a session of its own, so a terminal's Ctrl-C reaches `serve` alone and the
 worker is stopped once, in order; on Linux it is also told to stop if `serve` dies without
 cleaning up (PR_SET_PDEATHSIG).
 
-`--workers N` serves from N daphne processes (memoryplatform/lib/web_workers.py): each has its
+`--workers N` serves from N daphne processes (platformcore/lib/web_workers.py): each has its
 own connection pools and embedding model, all accept on one socket this command binds, and a
 process that dies is started again. Events reach clients on any process through the Redis
 channel layer, so more than one process needs REDIS_URL.
@@ -31,8 +31,9 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memoryplatform import health, metrics
-from memoryplatform.lib import web_workers
+from memoryplatform import health
+from platformcore import metrics
+from platformcore.lib import web_workers
 
 STOP_TIMEOUT_SECONDS = 15
 
@@ -104,10 +105,10 @@ class Command(BaseCommand):
 def _detach_exited_workers() -> None:
     """The worker's forked processes that connected to the embedded PostgreSQL exited
     without detaching: forget them, so that this process, the last one, stops the server
-    at exit (memoryplatform/db/embedded/server.py)."""
+    at exit (platformcore/db/embedded/server.py)."""
     database = settings.DATABASES["default"]
-    if database["ENGINE"] == "memoryplatform.db.embedded":
-        from memoryplatform.db.embedded.server import forget_exited_processes
+    if database["ENGINE"] == "platformcore.db.embedded":
+        from platformcore.db.embedded.server import forget_exited_processes
 
         forget_exited_processes(Path(database["PGDATA"]))  # type: ignore[typeddict-item]
 

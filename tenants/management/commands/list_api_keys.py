@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from memoryplatform.lib.project_scope import across_projects
+from platformcore.lib.project_scope import across_projects
 from tenants.models import ApiKey
 
 

@@ -4,8 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memoryplatform.lib.errors import ServiceError
-from memoryplatform.lib.project_scope import across_projects
+from platformcore.lib.errors import ServiceError
+from platformcore.lib.project_scope import across_projects
 from tenants.services import api_key_revoke
 
 

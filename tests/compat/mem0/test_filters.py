@@ -9,7 +9,7 @@ from compat.mem0.filters import (
     scope_of,
     translate_filters,
 )
-from memoryplatform.lib.errors import InvalidInput
+from platformcore.lib.errors import InvalidInput
 
 
 def test_plain_conditions_and_logic_pass_through() -> None:

@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from memories.models import Memory
 from memories.services.fact_extraction.llm import FACT_EXTRACTION_TASK
-from memoryplatform.llm import DATA_RULE
+from platformcore.llm import DATA_RULE
 from tests.conftest import Tenant
 
 

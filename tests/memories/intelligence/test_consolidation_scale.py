@@ -17,7 +17,7 @@ from memories.services import consolidation_pairs
 from memories.services.consolidation import memories_consolidate
 from memories.services.consolidation_pairs import candidate_pairs, exact_is_cheaper
 from memories.services.content import content_hash
-from memoryplatform.lib.actor import command
+from platformcore.lib.actor import command
 from tenants.models import Project
 
 pytestmark = pytest.mark.slow  # thousands of memories

@@ -60,7 +60,7 @@ def test_the_threshold_is_configurable_per_project(alice, remember):
 def test_bulk_writes_merge_near_duplicates_too(alice):
     from memories.services.bulk import memories_create_bulk
     from memories.services.memories import MemoryInput
-    from memoryplatform.lib.actor import SYSTEM
+    from platformcore.lib.actor import SYSTEM
 
     results = memories_create_bulk(
         project=alice.project,

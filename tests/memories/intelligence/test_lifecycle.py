@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from memories.models import Memory, MemoryHistory
 from memories.services.lifecycle import memories_decay, memories_prune
-from memoryplatform.lib.actor import SYSTEM
+from platformcore.lib.actor import SYSTEM
 
 
 def _age(memory_id: str, days: float, **fields) -> None:

@@ -20,7 +20,7 @@ from memories.services.fact_extraction.llm import (
     FACT_EXTRACTION_PROMPT,
     FACT_EXTRACTION_TASK,
 )
-from memoryplatform.llm import DATA_RULE, answer_bool, data_block
+from platformcore.llm import DATA_RULE, answer_bool, data_block
 from tests.conftest import make_tenant
 from tests.fakes.openai_server import tool_calls
 
