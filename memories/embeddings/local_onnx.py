@@ -13,9 +13,9 @@ Once the graph is exported, a process needs neither PyTorch nor sentence-transfo
 it: `tokenizer_only` gives what the graph takes from the model's own tokenizer file (the
 `tokenizers` library, as sentence-transformers' fast tokenizer uses it: texts stripped,
 truncated at the model's `max_seq_length`, padded to the longest of a batch). Importing
-sentence-transformers (and with it PyTorch) took ~4 of the 4.6 s a process waited for its
-first embedding: a stdio MCP server's first store, a worker's first job, a command's first
-search. The same token ids, so the same vectors (tests compare them).
+sentence-transformers (and with it PyTorch) was most of a process's wait for its first
+embedding (docs/search.md): a stdio MCP server's first store, a worker's first job, a
+command's first search. The same token ids, so the same vectors (tests compare them).
 """
 
 from __future__ import annotations

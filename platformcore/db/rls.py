@@ -23,8 +23,8 @@ session settings that carry the calling code's scope (platformcore/lib/project_s
   checks a condition whose function is not marked LEAKPROOF only after it, never as an index
   condition. The text-search match `@@`, array overlap and containment, jsonb containment and
   pg_trgm's `%` are not marked so by PostgreSQL: under the policy a keyword search read every
-  row of its project through the project's index and tested each (at 100k memories, the
-  keyword side of a hybrid search took 77 ms instead of 9). `install` marks their functions
+  row of its project through the project's index and tested each (docs/security.md, "Row-level
+  security", has the cost). `install` marks their functions
   LEAKPROOF (`LEAKPROOF_FUNCTIONS`): they raise no error that depends on a row's values, and
   only the platform's own queries run against these tables (the threat above). Marking needs
   a superuser: the embedded default's owner is one; with an owner that is not, `migrate` logs
