@@ -116,6 +116,7 @@ def live_server_mcp(request: pytest.FixtureRequest, transactional_db: None) -> I
     if marker is None:
         shared: SharedLiveServer = request.getfixturevalue("module_live_server")
         yield shared.get()
+        wait_until_server_idle()  # its late writes must not meet the flush that ends the test
         return
     extra = {name: str(value) for name, value in marker.kwargs.items()}
     server = start_live_server(extra)
@@ -167,6 +168,24 @@ def stop_live_server(server: LiveServer) -> None:
     except subprocess.TimeoutExpired:
         server.process.kill()
         server.process.wait()
+
+
+def wait_until_server_idle(timeout: float = 30.0) -> None:
+    """Until the live server's connections have all been idle twice in a row: the writes it
+    makes after answering (reinforcement, search statistics) must not meet the flush that ends
+    a test, or PostgreSQL breaks the deadlock by failing the flush."""
+    quiet, deadline = 0, time.monotonic() + timeout
+    while quiet < 2 and time.monotonic() < deadline:
+        time.sleep(0.3)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND application_name = %s"
+                " AND state <> 'idle'",
+                [LIVE_SERVER_APPLICATION],
+            )
+            busy = cursor.fetchone()[0]
+        quiet = 0 if busy else quiet + 1
 
 
 def _wait_until_up(url: str, process: subprocess.Popen[bytes]) -> None:
