@@ -85,6 +85,17 @@ if os.environ.get("MEMORY_TEST_CITUS") == "1":
             )
 
 
+@pytest.fixture(scope="module")
+def module_live_server(django_db_setup: None) -> Any:
+    """The live server the tests of one module share (tests/mcpserver/conftest.py,
+    `live_server_mcp`), stopped when the module's tests are done."""
+    from tests.mcpserver.conftest import SharedLiveServer
+
+    shared = SharedLiveServer()
+    yield shared
+    shared.stop()
+
+
 @pytest.fixture
 def anonymous() -> APIClient:
     return APIClient()

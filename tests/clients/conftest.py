@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
-from django.db import connection
 from memory_platform_client import Client
 
 from tests.conftest import Tenant, make_tenant
@@ -20,6 +18,7 @@ from tests.mcpserver.conftest import (
     _free_port,
     _wait_until_up,
     child_env,
+    wait_until_server_idle,
 )
 
 # the first write loads the embedding model in the server: give it time on a busy machine
@@ -48,30 +47,12 @@ def server_url(django_db_setup: None) -> Iterator[str]:
             process.kill()
 
 
-def _wait_until_server_idle(timeout: float = 30.0) -> None:
-    """Until the server's connections have all been idle twice in a row: the writes it makes
-    after answering (reinforcement, search statistics) must not meet the flush that ends
-    the test, or PostgreSQL breaks the deadlock by failing the flush."""
-    quiet, deadline = 0, time.monotonic() + timeout
-    while quiet < 2 and time.monotonic() < deadline:
-        time.sleep(0.3)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND application_name = %s"
-                " AND state <> 'idle'",
-                [LIVE_SERVER_APPLICATION],
-            )
-            busy = cursor.fetchone()[0]
-        quiet = 0 if busy else quiet + 1
-
-
 @pytest.fixture
 def live(server_url: str, transactional_db: None) -> Iterator[str]:
     """The live server's URL for one test, which commits its data; when the test ends, the
     server is left to finish its background writes before the data is flushed."""
     yield server_url
-    _wait_until_server_idle()
+    wait_until_server_idle()
 
 
 @pytest.fixture

@@ -107,10 +107,44 @@ LIVE_SERVER_APPLICATION = "memoryplatform-live-server"
 
 @pytest.fixture
 def live_server_mcp(request: pytest.FixtureRequest, transactional_db: None) -> Iterator[LiveServer]:
-    """daphne (what `manage.py serve` runs) serving memoryplatform.asgi on a free port; a
-    test's `server_env` marker adds to the server's environment (its own settings)."""
+    """daphne (what `manage.py serve` runs) serving memoryplatform.asgi on a free port. A test
+    with a `server_env` marker (its own settings) gets a server of its own; the others of a
+    module share one (`module_live_server`): it looks every key up per request, so each test's
+    own tenants work on it, and starting a server (Django, the embedding model) is the slow
+    part of these tests."""
     marker = request.node.get_closest_marker("server_env")
-    extra = {name: str(value) for name, value in (marker.kwargs if marker else {}).items()}
+    if marker is None:
+        shared: SharedLiveServer = request.getfixturevalue("module_live_server")
+        yield shared.get()
+        wait_until_server_idle()  # its late writes must not meet the flush that ends the test
+        return
+    extra = {name: str(value) for name, value in marker.kwargs.items()}
+    server = start_live_server(extra)
+    try:
+        yield server
+    finally:
+        stop_live_server(server)
+
+
+class SharedLiveServer:
+    """One live server for a module's tests, started when the first asks for it (again if it
+    died)."""
+
+    def __init__(self) -> None:
+        self.server: LiveServer | None = None
+
+    def get(self) -> LiveServer:
+        if self.server is None or self.server.process.poll() is not None:
+            self.server = start_live_server({})
+        return self.server
+
+    def stop(self) -> None:
+        if self.server is not None:
+            stop_live_server(self.server)
+            self.server = None
+
+
+def start_live_server(extra: dict[str, str]) -> LiveServer:
     port = _free_port()
     command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
     process = subprocess.Popen(
@@ -118,16 +152,40 @@ def live_server_mcp(request: pytest.FixtureRequest, transactional_db: None) -> I
         env=child_env(PGAPPNAME=LIVE_SERVER_APPLICATION, **extra),  # its connections, by name
         cwd=str(settings.BASE_DIR),
     )
-    url = f"http://127.0.0.1:{port}"
+    server = LiveServer(url=f"http://127.0.0.1:{port}", process=process)
     try:
-        _wait_until_up(url, process)
-        yield LiveServer(url=url, process=process)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        _wait_until_up(server.url, process)
+    except BaseException:
+        stop_live_server(server)
+        raise
+    return server
+
+
+def stop_live_server(server: LiveServer) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait()
+
+
+def wait_until_server_idle(timeout: float = 30.0) -> None:
+    """Until the live server's connections have all been idle twice in a row: the writes it
+    makes after answering (reinforcement, search statistics) must not meet the flush that ends
+    a test, or PostgreSQL breaks the deadlock by failing the flush."""
+    quiet, deadline = 0, time.monotonic() + timeout
+    while quiet < 2 and time.monotonic() < deadline:
+        time.sleep(0.3)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND application_name = %s"
+                " AND state <> 'idle'",
+                [LIVE_SERVER_APPLICATION],
+            )
+            busy = cursor.fetchone()[0]
+        quiet = 0 if busy else quiet + 1
 
 
 def _wait_until_up(url: str, process: subprocess.Popen[bytes]) -> None:

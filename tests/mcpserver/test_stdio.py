@@ -30,9 +30,20 @@ STANDARD_TOOLS = {
 }
 
 
-async def test_stdio_server_lists_tools_with_schemas_and_annotations(alice):
+# Each test below pays for a server process of its own (Django, the embedding model: most of
+# its time), so checks that need no fresh project share one session.
+
+
+async def test_stdio_server_lists_annotated_tools_and_shows_tool_feedback_in_stats(alice):
     async with stdio_session(alice.key) as session:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        recorded = structured(
+            await session.call_tool(
+                "tool_feedback",
+                {"tool_name": "memory_search", "relevant": True, "sufficient": False},
+            )
+        )
+        stats = structured(await session.call_tool("memory_stats", {}))
     assert set(tools) >= STANDARD_TOOLS
     store = tools["memory_store"]
     assert store.input_schema["required"] == ["content"]
@@ -40,6 +51,13 @@ async def test_stdio_server_lists_tools_with_schemas_and_annotations(alice):
     assert store.description
     assert tools["memory_get"].annotations.read_only_hint is True
     assert tools["memory_delete"].annotations.destructive_hint is True
+
+    assert recorded["recorded"] is True
+    assert stats["tool_feedback"]["memory_search"] == {
+        "reports": 1,
+        "relevant_rate": 1.0,
+        "sufficient_rate": 0.0,
+    }
 
 
 async def test_store_update_history_delete_round_trip_over_stdio(alice):
@@ -91,7 +109,9 @@ async def test_store_update_history_delete_round_trip_over_stdio(alice):
     assert await deletion_reason(working["id"]) == "session_closed"
 
 
-async def test_pinned_memories_survive_a_filtered_delete_without_force(alice):
+async def test_pinned_memories_survive_a_filtered_delete_and_malformed_calls_are_tool_errors(
+    alice,
+):
     async with stdio_session(alice.key) as session:
         for content, pinned in (("keep me", True), ("drop me", False)):
             await session.call_tool(
@@ -105,9 +125,7 @@ async def test_pinned_memories_survive_a_filtered_delete_without_force(alice):
         )
         assert forced["deleted_ids"] == first["skipped_pinned_ids"]
 
-
-async def test_a_malformed_call_is_a_tool_error_and_the_session_stays_usable(alice):
-    async with stdio_session(alice.key) as session:
+        # malformed calls: tool errors, and the session stays usable
         missing = await session.call_tool("memory_store", {})
         assert missing.is_error
         assert "content" in missing.content[0].text
@@ -150,23 +168,6 @@ async def test_another_projects_key_sees_nothing_over_stdio(alice, charlie):
         assert stats["total_memories"] == 0
         with pytest.raises(MCPError, match="not_found"):
             await session.read_resource(f"memory://memories/{memory_id}")
-
-
-async def test_tool_feedback_is_stored_and_shows_in_stats(alice):
-    async with stdio_session(alice.key) as session:
-        recorded = structured(
-            await session.call_tool(
-                "tool_feedback",
-                {"tool_name": "memory_search", "relevant": True, "sufficient": False},
-            )
-        )
-        assert recorded["recorded"] is True
-        stats = structured(await session.call_tool("memory_stats", {}))
-    assert stats["tool_feedback"]["memory_search"] == {
-        "reports": 1,
-        "relevant_rate": 1.0,
-        "sufficient_rate": 0.0,
-    }
 
 
 async def test_resources_give_project_stats_and_a_memory_by_id(alice):
