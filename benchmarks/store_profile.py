@@ -146,8 +146,7 @@ def profile(args: argparse.Namespace) -> int:
     measured = len(wall)
     rows = sorted(clock.ms.items(), key=lambda pair: -pair[1])[: args.top]
     statement_rows = [
-        [round(ms / measured, 2), round(clock.count[text] / measured, 2), text]
-        for text, ms in rows
+        [round(ms / measured, 2), round(clock.count[text] / measured, 2), text] for text, ms in rows
     ]
     summary = {
         "memories": live,
