@@ -105,11 +105,11 @@ def entities_in_text(
 def specificity(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
     """How much naming an entity says: ln(N / df) / ln(N), N the project's memories and df
     those linked to the entity, both counted over live and soft-deleted memories alike (the
-    links index answers df alone: 5 ms for an entity in 5,000 memories, 50 ms when each link
-    is checked against its memory). An entity in one memory weighs 1; one in every memory
+    links index answers df alone, ten times cheaper than checking each link against its
+    memory). An entity in one memory weighs 1; one in every memory
     (a chat's speaker, the user) weighs nothing, like a stop word. N and each df are
     remembered for SPECIFICITY_TTL seconds: they are weights, and counting a large project's
-    memories on every search would cost more than the rest of the boost (13 ms at 100k);
+    memories on every search would cost more than the rest of the boost;
     N is the count `project_memory_count` remembers."""
     total = project_memory_count(project=project)
     if total <= 1:
@@ -232,7 +232,7 @@ def _memory_scores(
     """Noisy-OR of entity score × link relevance per memory, with the entities involved,
     for the memories among `memory_ids` (ids, or a queryset of `pk` values) or any. One
     statement written out (the ORM's, for the ~100 ids of a hybrid search's hits, cost
-    ~1 ms of Python on a 2-vCPU VM)."""
+    more Python than the statement itself)."""
     sql = (
         f"SELECT entity_id, memory_id, relevance FROM {EntityMemory._meta.db_table} "
         "WHERE project_id = %s AND entity_id = ANY(%s::bigint[])"

@@ -179,7 +179,7 @@ def entity_reach(
     """{entity id: hops} for every entity within `depth` hops of any start entity: one walk
     per start, each with `max_nodes`, or (`one_walk`) one walk from all of them sharing
     `max_nodes`, as searches do: a name that is an entity in each of 50 users' graphs is 50
-    starts, and 50 walks cost ~50 ms."""
+    starts, and 50 walks cost fifty times one."""
     groups = [list(entity_ids)] if one_walk else [[start] for start in entity_ids]
     reach: dict[int, int] = {}
     for starts in groups:

@@ -46,8 +46,8 @@ logger = logging.getLogger(__name__)
 def _freeze_long_lived() -> None:
     """Keep what exists now (the model, its libraries, Django's) out of the garbage
     collector's full passes: they live as long as the process, and with the model loaded a
-    full pass over them paused a search server inside requests (20, 26 and 308 ms seen, a
-    few in every thousand searches; none in 600 after)."""
+    full pass over them paused a search server inside requests, a few in every thousand
+    searches."""
     gc.collect()
     gc.freeze()
 

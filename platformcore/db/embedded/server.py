@@ -103,7 +103,7 @@ def _start(pgdata: Path) -> Any:
 def socket_dir(pgdata: Path) -> str:
     """Start (or attach to) the server for `pgdata` and return its socket directory.
     Remembered per process: every new connection asks (a pooled server three times a
-    search), and resolving the path and the server's address cost ~0.1 ms each time."""
+    search), and resolving the path and the server's address each time is wasted work."""
     known = _sockets.get(pgdata)
     if known is not None:
         return known
