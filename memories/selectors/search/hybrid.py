@@ -26,8 +26,8 @@ the summaries': search/summaries.py); the keyword side
 then prepares the boosts' part that does not depend on the hits (the entities the query
 names and their neighbours, 3-4 short round trips). Embedding makes the semantic side the
 longer one; with the boosts on it too it was longer still, and a third thread for them was
-slower again on 2 cores (docs/benchmarks.md, "Design decisions"). Inside a transaction they run one after the
-other, with the same results.
+slower again on 2 cores (docs/benchmarks.md, "Design decisions"). Inside a transaction they
+run one after the other, with the same results.
 """
 
 from __future__ import annotations
