@@ -17,10 +17,9 @@ import argparse
 import os
 import random
 import statistics
-import time
 
 from benchmarks.common import percentiles, setup_django, table, write_results
-from benchmarks.store_profile import StatementClock
+from benchmarks.request_clock import timed_requests
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -47,7 +46,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def profile(args: argparse.Namespace) -> int:
-    from django.db import connection
     from django.test import Client
 
     from benchmarks.scale import queries
@@ -60,40 +58,23 @@ def profile(args: argparse.Namespace) -> int:
     key = api_key_create(project=project, scopes=["read"]).raw_key
     client = Client(headers={"authorization": f"Bearer {key}"})
     texts = queries(args.warmup + args.queries, random.Random(args.seed))
-    clock = StatementClock()
-    wall, sql, statements = [], [], []
     print(f"{len(texts)} {args.mode} searches ({args.warmup} warm-up)...")
-    with connection.execute_wrapper(clock):
-        for index, text in enumerate(texts):
-            if index == args.warmup:
-                clock.ms.clear()
-                clock.count.clear()
-            clock.request_ms, clock.request_count = 0.0, 0
-            body = {"query": text, "mode": args.mode, "limit": 10}
-            started = time.perf_counter()
-            response = client.post(
-                "/api/v1/memories/search/", body, content_type="application/json"
-            )
-            elapsed = (time.perf_counter() - started) * 1000
-            if response.status_code != 200:
-                raise SystemExit(
-                    f"search failed: {response.status_code} {response.content[:300]!r}"
-                )
-            if index >= args.warmup:
-                wall.append(elapsed)
-                sql.append(clock.request_ms)
-                statements.append(clock.request_count)
-    measured = len(wall)
-    rows = sorted(clock.ms.items(), key=lambda pair: -pair[1])[: args.top]
-    statement_rows = [
-        [round(ms / measured, 2), round(clock.count[text] / measured, 2), text] for text, ms in rows
-    ]
+
+    def search(index: int) -> None:
+        body = {"query": texts[index], "mode": args.mode, "limit": 10}
+        response = client.post("/api/v1/memories/search/", body, "application/json")
+        if response.status_code != 200:
+            raise SystemExit(f"search failed: {response.status_code} {response.content[:300]!r}")
+
+    timings = timed_requests(search, len(texts), args.warmup)
+    wall, measured = timings.wall, len(timings.wall)
+    statement_rows = timings.statement_rows(args.top)
     summary = {
         "mode": args.mode,
         "row_level_security": args.rls,
         "request_ms": percentiles(wall),
-        "sql_ms_per_search": round(statistics.mean(sql), 2),
-        "statements_per_search": round(statistics.mean(statements), 1),
+        "sql_ms_per_search": round(statistics.mean(timings.sql), 2),
+        "statements_per_search": round(statistics.mean(timings.statements), 1),
     }
     print(f"\n{args.mode} search, row-level security {args.rls}, {measured} measured (ms)")
     print(table(["", "p50", "p95", "p99", "n"], [["request", *summary["request_ms"].values()]]))

@@ -20,45 +20,11 @@ import cProfile
 import os
 import pstats
 import random
-import re
 import statistics
 import time
-from collections import defaultdict
-from typing import Any
 
 from benchmarks.common import percentiles, setup_django, table, write_results
-
-LITERALS = re.compile(r"'(?:[^']|'')*'|\b\d+(?:\.\d+)?\b|%s")
-SPACES = re.compile(r"\s+")
-
-
-def shape(sql: str) -> str:
-    """A statement without its literals, shortened: statements of one kind group together."""
-    text = SPACES.sub(" ", LITERALS.sub("?", sql)).strip()
-    text = re.sub(r"\(\?(?:, ?\?)+\)", "(?…)", text)
-    return text[:150]
-
-
-class StatementClock:
-    """A connection execute wrapper adding each statement's time to its shape."""
-
-    def __init__(self) -> None:
-        self.ms: dict[str, float] = defaultdict(float)
-        self.count: dict[str, int] = defaultdict(int)
-        self.request_ms = 0.0
-        self.request_count = 0
-
-    def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return execute(sql, params, many, context)
-        finally:
-            elapsed = (time.perf_counter() - started) * 1000
-            key = shape(sql)
-            self.ms[key] += elapsed
-            self.count[key] += 1
-            self.request_ms += elapsed
-            self.request_count += 1
+from benchmarks.request_clock import timed_requests
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -89,7 +55,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def profile(args: argparse.Namespace) -> int:
-    from django.db import connection
     from django.test import Client
 
     from benchmarks.scale import generate
@@ -109,31 +74,20 @@ def profile(args: argparse.Namespace) -> int:
         {"content": item.content, "user_id": item.user_id, "memory_type": item.memory_type}
         for item in items
     ]
-    clock = StatementClock()
     created: list[str] = []
-    wall, sql, statements = [], [], []
     print(f"storing {len(bodies)} memories one by one into {live} ({args.warmup} warm-up)...")
     profiler = cProfile.Profile()
-    with connection.execute_wrapper(clock):
-        for index, body in enumerate(bodies):
-            if index == args.warmup:
-                clock.ms.clear()
-                clock.count.clear()
-                if args.cprofile:
-                    profiler.enable()
-            clock.request_ms, clock.request_count = 0.0, 0
-            started = time.perf_counter()
-            response = client.post("/api/v1/memories/", body, content_type="application/json")
-            elapsed = (time.perf_counter() - started) * 1000
-            if response.status_code >= 300:
-                raise SystemExit(f"store failed: {response.status_code} {response.content[:300]!r}")
-            created.append(response.json()["id"])
-            if index >= args.warmup:
-                wall.append(elapsed)
-                sql.append(clock.request_ms)
-                statements.append(clock.request_count)
-            if (index + 1) % 50 == 0:
-                print(f"  {index + 1}/{len(bodies)}")
+
+    def store(index: int) -> None:
+        response = client.post("/api/v1/memories/", bodies[index], "application/json")
+        if response.status_code >= 300:
+            raise SystemExit(f"store failed: {response.status_code} {response.content[:300]!r}")
+        created.append(response.json()["id"])
+        if (index + 1) % 50 == 0:
+            print(f"  {index + 1}/{len(bodies)}")
+
+    measuring = profiler.enable if args.cprofile else None
+    timings = timed_requests(store, len(bodies), args.warmup, measuring)
     profiler.disable()
     texts = [body["content"] for body in bodies[args.warmup :]]
     encode = []
@@ -143,18 +97,15 @@ def profile(args: argparse.Namespace) -> int:
         encode.append((time.perf_counter() - started) * 1000)
     Memory.objects.filter(pk__in=created).delete()
 
-    measured = len(wall)
-    rows = sorted(clock.ms.items(), key=lambda pair: -pair[1])[: args.top]
-    statement_rows = [
-        [round(ms / measured, 2), round(clock.count[text] / measured, 2), text] for text, ms in rows
-    ]
+    wall, measured = timings.wall, len(timings.wall)
+    statement_rows = timings.statement_rows(args.top)
     summary = {
         "memories": live,
         "stores": measured,
         "row_level_security": args.rls,
         "request_ms": percentiles(wall),
-        "sql_ms_per_store": round(statistics.median(sql), 2),
-        "statements_per_store": round(statistics.median(statements), 1),
+        "sql_ms_per_store": round(statistics.median(timings.sql), 2),
+        "statements_per_store": round(statistics.median(timings.statements), 1),
         "encode_ms": percentiles(encode),
         "stores_per_s": round(measured / (sum(wall) / 1000), 1),
     }
