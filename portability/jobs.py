@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from memories.tasks import enqueue
 from platformcore.lib.actor import Actor
 from platformcore.lib.db_outage import is_db_outage, survives_db_outage
 from platformcore.lib.errors import NotFound
@@ -36,11 +37,9 @@ def export_file(job: ExportJob) -> Path:
 
 @transaction.atomic
 def export_job_create(*, project: Project, embeddings: bool, actor: Actor) -> ExportJob:
-    """Record the export and queue its job once this transaction commits."""
-    from django_q.tasks import async_task
-
+    """Record the export and queue its job with this transaction (memories.tasks.enqueue)."""
     job = ExportJob.objects.create(project=project, embeddings=embeddings, requested_by=str(actor))
-    transaction.on_commit(lambda: async_task(TASK, str(job.pk)))
+    enqueue(TASK, str(job.pk))
     return job
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 from uuid import UUID
 
@@ -33,6 +32,7 @@ from entities.services.relations_bulk import RelationMention, relations_reinforc
 from entities.services.resolution import entities_resolve_groups
 from memories.models import ContradictionReview, Memory
 from memories.services.contradictions import Verdict, contradiction_record
+from memories.tasks import enqueue
 from platformcore.lib.db_outage import is_db_outage
 from platformcore.lib.errors import InvalidInput
 from tenants.models import Project
@@ -206,17 +206,11 @@ def _extract_inline(project: Project, new: list[Memory]) -> dict[UUID, _Plan]:
             return {}
         case "async":
             for memory in new:
-                transaction.on_commit(partial(_enqueue, project.pk, str(memory.pk)))
+                enqueue("entities.tasks.extract_memory_graph", project.pk, str(memory.pk))
             return {}
         case _:
             plans = {memory.pk: _extracted_plan(project, memory) for memory in new}
             return {pk: plan for pk, plan in plans.items() if plan is not None}
-
-
-def _enqueue(project_id: int, memory_id: str) -> None:
-    from django_q.tasks import async_task
-
-    async_task("entities.tasks.extract_memory_graph", project_id, memory_id)
 
 
 def _extracted_plan(project: Project, memory: Memory) -> _Plan | None:
