@@ -315,6 +315,10 @@ def _switch(target: Space, embedder: Any, storage: VectorStorage) -> int:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [SWITCH_LOCK])
         cursor.execute(f"LOCK TABLE {tables} IN ACCESS EXCLUSIVE MODE")
         stragglers = sum(_fill(embedder, storage, None).values())
+        # A straggler whose content and summary are both embedded here is updated twice in
+        # this transaction, which queues its deferred key checks; ALTER TABLE refuses a
+        # table with pending trigger events, so they run now.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute(f"CREATE TABLE IF NOT EXISTS {TOUCHED} (tbl text, id text)")
         for table in VECTOR_TABLES:
             for index in table.indexes:

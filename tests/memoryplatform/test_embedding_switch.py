@@ -188,3 +188,26 @@ def test_a_killed_switch_resumes_and_another_model_waits_for_it(
     call_command("reembed", verbosity=0)  # the unfinished switch, to its end
     assert EmbeddingSpace.objects.get(key="default").dimensions == 32
     assert_every_vector_from(tiny(), list(Memory.objects.all()))
+
+
+def test_a_memory_written_while_the_indexes_build_switches_with_its_summary(
+    switchable, summarized
+):
+    """A memory stored after the fill and before the swap is embedded in the swap's own
+    transaction, its content and its summary both: two updates of one row, whose deferred
+    key checks run before the columns are swapped."""
+    alice = make_tenant("alice")
+    alice.post(URL, {"content": "Note written before the switch", "user_id": "u1"})
+    late: list[dict] = []
+
+    def store_late(name: str, done: int, total: int | None = None) -> None:
+        if name == "indexes" and not late:
+            late.append(alice.post(URL, {"content": RELEASES, "user_id": "u1"}).json())
+
+    report = embedding_switch.embeddings_switch(
+        spec=EmbedderSpec("local", tiny_embedder(32)), progress=store_late
+    )
+    assert report.switched and report.stragglers >= 2  # the late memory's two vectors
+    stored = Memory.objects.get(pk=late[0]["id"])
+    assert stored.summary
+    assert_every_vector_from(tiny(), list(Memory.objects.all()))
