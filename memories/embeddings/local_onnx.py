@@ -166,6 +166,12 @@ class TokenizerOnly:
         self._lower_case = lower_case
         self.prompts = prompts
 
+    @property
+    def backend_tokenizer(self) -> Any:
+        """The `tokenizers.Tokenizer` (truncating and padding as the model does), as a
+        sentence-transformers model's `tokenizer.backend_tokenizer`."""
+        return self._tokenizer
+
     def preprocess(self, texts: list[str]) -> dict[str, Any]:
         import numpy as np
 

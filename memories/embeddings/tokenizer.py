@@ -49,7 +49,10 @@ def _local_tokenizer() -> Any:
     from memories.embeddings import get_embedder
 
     loaded = get_embedder()._load()  # type: ignore[attr-defined]
-    return Tokenizer.from_str(loaded.tokenizer.backend_tokenizer.to_str())  # a copy to configure
+    # the tokenizer of the exported graph's process (local_onnx.TokenizerOnly), else of the
+    # sentence-transformers model
+    backend = getattr(loaded, "backend_tokenizer", None) or loaded.tokenizer.backend_tokenizer
+    return Tokenizer.from_str(backend.to_str())  # a copy to configure
 
 
 def wordpiece_counter(tokenizer: Any) -> Counter:
