@@ -162,7 +162,7 @@ async def watch_stage(out: Outcomes, done: asyncio.Event) -> None:
         now = await stage()
         if now is not None:
             out.stage = now
-        elif out.stage not in ("before",):
+        elif out.stage != "before":
             out.stage = "after"
         await asyncio.sleep(0.5)
 

@@ -92,7 +92,8 @@ def test_another_local_model_counts_with_its_own_tokenizer(settings):
     directory = tiny_embedder(32)
     settings.MEMORY_EMBEDDING_MODEL = directory
     settings.MEMORY_TOKENIZER = "embedding"
-    own = Tokenizer.from_file(str(next(Path(directory).rglob("tokenizer.json"))))
+    tokenizer_file = str(next(Path(directory).rglob("tokenizer.json")))
+    own = Tokenizer.from_file(tokenizer_file)
     own.no_truncation()
     own.no_padding()
     expected = len(own.encode(CODE, add_special_tokens=False).ids)
@@ -103,9 +104,7 @@ def test_another_local_model_counts_with_its_own_tokenizer(settings):
         get_embedder.cache_clear()  # a process that runs the exported graph: tokenizer only
         tokens._counter.cache_clear()
         get_embedder()._model = TokenizerOnly(
-            Tokenizer.from_file(str(next(Path(directory).rglob("tokenizer.json")))),
-            lower_case=True,
-            prompts={},
+            Tokenizer.from_file(tokenizer_file), lower_case=True, prompts={}
         )
         assert count_tokens(CODE) == expected
     finally:
