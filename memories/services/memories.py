@@ -172,17 +172,37 @@ def memory_update(
     *, project: Project, memory_id: UUID | str, changes: dict[str, Any], actor: Actor
 ) -> Memory:
     """Change editable fields. New content re-hashes, re-embeds and bumps `version`."""
-    unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
-    if unknown:
-        fixed = [name for name in unknown if name in SCOPE_FIELDS]
-        message = "scope fields cannot be changed" if fixed else "unknown or read-only field"
-        raise InvalidInput(message, fields={name: [message] for name in unknown})
-    values = scrub_for_storage(project=project, values=_clean(changes))
+    values = scrub_for_storage(project=project, values=editable(changes))  # before hash, embed
     memory = _get_for_write(project, memory_id)
     changed = {name: value for name, value in values.items() if getattr(memory, name) != value}
     if not changed:
         return memory
     old = snapshot(memory, tuple(changed))
+    apply_changes(memory, changed)
+    save_unless_duplicate(memory)
+    history_entry(memory, HistoryEvent.UPDATE, actor, old=old, new=changed).save()
+    emit_memory_event(
+        project, memory, "memory_updated", changes=sorted(changed), version=memory.version
+    )
+    if "content" in changed:
+        after_new_content(project, memory)
+    return memory
+
+
+def editable(changes: dict[str, Any]) -> dict[str, Any]:
+    """`changes`, each checked; a scope, read-only or unknown field is an InvalidInput."""
+    unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
+    if unknown:
+        fixed = [name for name in unknown if name in SCOPE_FIELDS]
+        message = "scope fields cannot be changed" if fixed else "unknown or read-only field"
+        raise InvalidInput(message, fields={name: [message] for name in unknown})
+    return _clean(changes)
+
+
+def apply_changes(memory: Memory, changed: dict[str, Any]) -> None:
+    """Set the changed fields and what follows from them: new content is hashed, counted,
+    embedded, versioned and loses its summary; a new type or importance re-infers the TTL
+    tier, as Memento does."""
     for name, value in changed.items():
         setattr(memory, name, value)
     if "content" in changed:
@@ -191,9 +211,13 @@ def memory_update(
         memory.embedding = embed_or_none([memory.content])[0]
         memory.version += 1
         summary_cleared(memory)
-    if "memory_type" in changed or "importance" in changed:  # Memento's inference, again
+    if "memory_type" in changed or "importance" in changed:
         memory.ttl_tier = infer_ttl_tier(memory.memory_type, memory.importance)
     memory.updated_at = timezone.now()
+
+
+def save_unless_duplicate(memory: Memory) -> None:
+    """Save; content another live memory of the scope already holds is a Conflict."""
     try:
         with transaction.atomic():
             memory.save()
@@ -204,16 +228,15 @@ def memory_update(
             "another memory in this scope already has this content",
             fields={"content": ["duplicate of an existing memory"]},
         ) from exc
-    history_entry(memory, HistoryEvent.UPDATE, actor, old=old, new=changed).save()
-    emit_memory_event(
-        project, memory, "memory_updated", changes=sorted(changed), version=memory.version
-    )
-    if "content" in changed:  # new facts may add or close relations in the graph
-        run_hooks("memories_stored", project=project, stored=[(memory, True, [])])
-        check_not_doomed()
-        utility_enqueue(project=project, memory_ids=[memory.pk])
-        summaries_enqueue(project=project, memories=[memory])
-    return memory
+
+
+def after_new_content(project: Project, memory: Memory) -> None:
+    """New facts may add or close relations in the graph; the utility score and the summary
+    are computed again."""
+    run_hooks("memories_stored", project=project, stored=[(memory, True, [])])
+    check_not_doomed()
+    utility_enqueue(project=project, memory_ids=[memory.pk])
+    summaries_enqueue(project=project, memories=[memory])
 
 
 @transaction.atomic
