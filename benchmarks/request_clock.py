@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 LITERALS = re.compile(r"'(?:[^']|'')*'|\b\d+(?:\.\d+)?\b|%s")
+SAVEPOINT = re.compile(r'"s\d+_x\d+"')  # Django names each savepoint after its thread
 SPACES = re.compile(r"\s+")
 
 
 def shape(sql: str) -> str:
     """A statement without its literals, shortened: statements of one kind group together."""
-    text = SPACES.sub(" ", LITERALS.sub("?", sql)).strip()
+    text = SPACES.sub(" ", LITERALS.sub("?", SAVEPOINT.sub("?", sql))).strip()
     text = re.sub(r"\(\?(?:, ?\?)+\)", "(?…)", text)
     return text[:150]
 
