@@ -209,6 +209,11 @@ class MemoryCreatedSerializer(MemorySerializer):
     def get_created(self, memory: Memory) -> bool:
         return bool(self.context.get("created"))
 
+    def extra_representation(self, memory: Memory) -> dict[str, Any]:
+        """Written out: DRF's field path would build every field of the serializer for this
+        one, on every stored memory."""
+        return {"created": self.get_created(memory)}
+
 
 @extend_schema_serializer(many=False)  # one page object, never a list of them
 class MemoryPageSerializer(serializers.Serializer):
