@@ -3,6 +3,9 @@ holds, a semantic match by how similar it is, never by where either stands in it
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import Tenant
@@ -90,3 +93,26 @@ def test_a_one_word_entity_name_said_as_a_plain_word_barely_boosts(alice, rememb
     # four memories say "team", one is linked to the entity: its name match weighs 1/4, and
     # the graph adds a share of the relevance the memory earned, not a fixed amount
     assert 0 < named["score_parts"]["graph"] <= 0.5 / 4 * named["score_parts"]["relevance"]
+
+
+
+COMMON_WORD = Path(__file__).parents[2] / "benchmarks/data/paraphrases_common_word.jsonl"
+
+
+def test_one_word_in_common_with_a_longer_question_is_weak_evidence(alice, remember) -> None:
+    """On the common-word paraphrase set (every question shares a common word with its
+    memory and with others), a memory holding one term of a question of three or more
+    counts half its share of the question: these memories come first, where a lone word
+    ("still", "short") crowned another memory before."""
+    rows = [json.loads(line) for line in COMMON_WORD.read_text().splitlines() if line]
+    for row in rows:
+        remember(row.get("memory") or row["distractor"])
+    answers = {row["question"]: row["memory"] for row in rows if "question" in row}
+    for question in [
+        "are calls still being taped",
+        "how short does alice want meetings to be",
+    ]:
+        results = search(alice, query=question)
+        assert results[0]["content"] == answers[question], question
+        lone = [hit for hit in results[1:] if 0 < hit["score_parts"].get("keyword", 0)]
+        assert all(hit["score_parts"]["keyword_coverage"] < 0.5 for hit in lone), question

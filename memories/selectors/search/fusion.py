@@ -11,6 +11,9 @@ question ("team") outranked one whose meaning matched twice as well. Here:
   when it is at least KEYWORD_FULL (a list of weak matches keeps weak evidence, whatever
   it holds), and the share is squared (KEYWORD_POWER), so a match holding a small part of
   the question's weight stays a small signal: 0.2 of it weighs 0.11 at most, 0.6 or more 1.
+  A match holding one term of a question of LONE_TERMS or more counts LONE_SHARE of its
+  share: one word in common ("team", "week") says little about which memory answers, even
+  when few memories hold that word.
 - semantic evidence is the cosine similarity above SEMANTIC_FLOOR over SEMANTIC_SPAN (an
   unrelated text and a close paraphrase with the default model), within 0-1; when the best
   candidate is more similar than floor + span, over its similarity instead, so the order
@@ -34,6 +37,8 @@ SEMANTIC_FLOOR = 0.15  # cosine of unrelated texts sits below it (all-MiniLM-L6-
 SEMANTIC_SPAN = 0.35  # similarity above the floor that counts as full semantic evidence
 KEYWORD_FULL = 0.6  # coverage that counts as full keyword evidence when a list's best
 KEYWORD_POWER = 2.0
+LONE_TERMS = 3  # a question with this many terms or more...
+LONE_SHARE = 0.5  # ...counts this much of a match's share when it holds only one of them
 
 
 @dataclass
@@ -90,11 +95,14 @@ def idf_weights(total: float, frequencies: Sequence[float]) -> list[float]:
 
 
 def idf_coverage(held: Iterable[bool], weights: Sequence[float]) -> float:
-    """The share of the query's IDF weight in the terms a memory holds (`held[i]`: term i)."""
+    """The share of the query's IDF weight in the terms a memory holds (`held[i]`: term i),
+    LONE_SHARE of it for a lone term of a longer question."""
     whole = sum(weights)
     if whole <= 0:
         return 0.0
-    return sum(weight for weight, has in zip(weights, held, strict=False) if has) / whole
+    found = [weight for weight, has in zip(weights, held, strict=False) if has]
+    lone = len(found) == 1 and len(weights) >= LONE_TERMS
+    return sum(found) / whole * (LONE_SHARE if lone else 1.0)
 
 
 def fuse(
