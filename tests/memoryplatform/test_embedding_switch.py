@@ -190,9 +190,7 @@ def test_a_killed_switch_resumes_and_another_model_waits_for_it(
     assert_every_vector_from(tiny(), list(Memory.objects.all()))
 
 
-def test_a_memory_written_while_the_indexes_build_switches_with_its_summary(
-    switchable, summarized
-):
+def test_a_memory_written_while_the_indexes_build_switches_with_its_summary(switchable, summarized):
     """A memory stored after the fill and before the swap is embedded in the swap's own
     transaction, its content and its summary both: two updates of one row, whose deferred
     key checks run before the columns are swapped."""
