@@ -5,13 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from uuid import UUID
 
+from django.db import connection
 from django.db.models import QuerySet
 from pgvector.django import CosineDistance
 
-from memories.memory_scope import Scope
+from memories.memory_scope import SCOPE_FIELDS, Scope
 from memories.models import Memory
-from memories.selectors.pending_vectors import split_by_graph
+from memories.selectors.pending_vectors import graph_and_pending, split_by_graph
+from memories.selectors.search.statements import fetch_with_settings
+from platformcore.lib.vectors import vector_literal
 from tenants.models import Project
+
+# HNSW breadth for a near-duplicate check: a memory at cosine >= 0.95 is among the very
+# nearest, found at 40 as at the search breadth (400) in a tenth of the graph walk
+# (docs/benchmarks.md, "Where a request's time goes").
+NEAR_DUPLICATE_EF_SEARCH = 100
 
 
 @dataclass(frozen=True)
@@ -51,3 +59,36 @@ def memories_similar_to(
     rows = in_graph[:limit].union(pending[:limit], all=True).order_by("distance")[:limit]
     neighbours = [Neighbour(memory=row, similarity=1.0 - row.distance) for row in rows]
     return [n for n in neighbours if n.similarity >= min_similarity]
+
+
+def nearest_in_scope(
+    *, project: Project, embedding: list[float], scope: Scope, limit: int
+) -> list[Neighbour]:
+    """The `limit` live memories of exactly `scope` (an absent field must be absent) closest
+    to `embedding`, most similar first, each loaded with its id and content: what a write's
+    near-duplicate check reads. One statement written out (no query compiled per write),
+    run with the near-duplicate breadth."""
+    conditions = " AND ".join(
+        f"m.{name} = %s" if getattr(scope, name) is not None else f"m.{name} IS NULL"
+        for name in SCOPE_FIELDS
+    )
+    values = [value for value in scope.as_dict().values() if value is not None]
+    literal = vector_literal(embedding)
+    ranking = (
+        f"SELECT m.id, m.project_id, m.content, m.embedding <=> %s::vector AS distance"
+        f" FROM {Memory._meta.db_table} AS m WHERE m.project_id = %s AND m.deleted_at IS NULL"
+        f" AND m.embedding IS NOT NULL AND {conditions} AND {{pending}}"
+        " ORDER BY distance LIMIT %s"
+    )
+    part = [literal, project.pk, *values, limit]
+    sql = (
+        f"SELECT * FROM ({graph_and_pending(ranking, 'm.vector_pending')}) AS u"
+        " ORDER BY u.distance LIMIT %s"
+    )
+    settings = {"hnsw.ef_search": str(NEAR_DUPLICATE_EF_SEARCH)}
+    rows = fetch_with_settings(connection.alias, sql, [*part, *part, limit], settings)
+    fields = ["id", "project_id", "content"]
+    return [
+        Neighbour(Memory.from_db(connection.alias, fields, row[:3]), 1.0 - float(row[3]))
+        for row in rows
+    ]

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from memories.memory_scope import Scope
 from memories.models import HistoryEvent, Memory, MemoryHistory
-from memories.selectors.similar import memories_similar_to
+from memories.selectors.similar import nearest_in_scope
 from memories.services.tuning import tuning
 from memories.services.write_kernel import emit_memory_events, history_entry
 from platformcore.lib.actor import Actor
@@ -58,15 +58,8 @@ def find_near_duplicate(
     # every write: this import closes a loop and cannot move up
     from memories.services.contradictions import contradiction_cues
 
-    # what the check reads of a neighbour: its content (the merge reloads the survivor whole)
-    same_scope = Memory.objects.filter(**scope.as_dict()).only("id", "project_id", "content")
-    for neighbour in memories_similar_to(
-        project=project,
-        embedding=embedding,
-        limit=3,
-        min_similarity=threshold,
-        queryset=same_scope,
-    ):
+    nearest = nearest_in_scope(project=project, embedding=embedding, scope=scope, limit=3)
+    for neighbour in (n for n in nearest if n.similarity >= threshold):
         if not contradiction_cues(neighbour.memory.content, content):
             return neighbour.memory
     return None

@@ -117,12 +117,25 @@ class StoredItem(Protocol):
 
 
 def find_live_duplicate(*, project: Project, digest: str, scope: Scope) -> Memory | None:
-    return (
-        Memory.objects.for_project(project)
-        .alive()
-        .filter(content_hash=digest, **scope.as_dict())
-        .first()
-    )
+    """The live memory of exactly `scope` with this content, if any: asked by one statement
+    written out (a store almost never has one, and compiling the query cost more than the
+    index probe), loaded whole only when found."""
+    fields = [
+        f"{name} = %s" if getattr(scope, name) is not None else f"{name} IS NULL"
+        for name in SCOPE_FIELDS
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id FROM {Memory._meta.db_table} WHERE project_id = %s AND content_hash = %s"
+            f" AND deleted_at IS NULL AND {' AND '.join(fields)} LIMIT 1",
+            [
+                project.pk,
+                digest,
+                *(value for value in scope.as_dict().values() if value is not None),
+            ],
+        )
+        found = cursor.fetchone()
+    return None if found is None else Memory.objects.for_project(project).get(pk=found[0])
 
 
 def build_memory(project: Project, values: dict[str, Any], scope: Scope) -> Memory:
