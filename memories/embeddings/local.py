@@ -320,8 +320,9 @@ class LocalEmbedder:
         chunks = [order[at : at + self.batch_size] for at in range(0, len(order), self.batch_size)]
         _, workers = self._threads()
         vectors: list[list[float]] = [[] for _ in texts]
-        # an expensive request's batch keeps to its own thread: one core, not every core
-        spread = map if frugal_thread() else workers.map
+        # an expensive request's batch keeps to its own thread: one core, not every core; one
+        # chunk (a single store) runs on the caller's thread, as a query does
+        spread = map if frugal_thread() or len(chunks) == 1 else workers.map
         embedded = spread(lambda chunk: self._run_onnx([texts[i] for i in chunk]), chunks)
         for chunk, rows in zip(chunks, embedded, strict=True):
             for index, row in zip(chunk, rows, strict=True):
