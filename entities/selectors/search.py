@@ -75,6 +75,17 @@ UNION ALL
 """
 
 
+def _may_be_misspelt_name(gram: str) -> bool:
+    """Whether near spellings of `gram` are looked for: long enough, and neither starting nor
+    ending with a stop word ("the billing" is no name: "billing" is tried on its own). A
+    question of eight words has about twenty n-grams, half of them such; each is compared
+    with every entity the search sees."""
+    words = gram.split()
+    return (
+        len(gram) >= FUZZY_MIN_LENGTH and words[0] not in STOPWORDS and words[-1] not in STOPWORDS
+    )
+
+
 def query_scope(query: SearchQuery) -> GraphScope | None:
     """The graph a search sees: its user/agent/run filters', or every graph without them."""
     scope = GraphScope.of(query.filters)
@@ -93,7 +104,7 @@ def entities_in_text(
     params = {
         "project": project.pk,
         "grams": grams,
-        "fuzzy": [gram for gram in grams if len(gram) >= FUZZY_MIN_LENGTH],
+        "fuzzy": [gram for gram in grams if _may_be_misspelt_name(gram)],
         "threshold": FUZZY_THRESHOLD,
     }
     condition, scope_params = (scope or GraphScope()).visible_sql("e")
