@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from platformcore.lib import hooks
+
 
 class AnalyticsConfig(AppConfig):
     name = "analytics"
@@ -7,8 +9,8 @@ class AnalyticsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # every answered search (REST, MCP) is counted in the per-day statistics
+        # every answered search (REST, MCP) is counted in the per-day statistics; imported
+        # here: search_stats imports models, not loaded yet when Django imports this module
         from analytics.services.search_stats import search_completed
-        from platformcore.lib import hooks
 
         hooks.register("search_completed", search_completed)

@@ -6,7 +6,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Avg, Count, Max, Min, Q
+from django.db.models import Avg, Count, F, Func, IntegerField, Max, Min, Q, Value
+from django.db.models.functions import Trunc
 from django.utils import timezone
 
 from analytics.models import LATENCY_BOUNDS_MS, SearchStat, ToolFeedback
@@ -103,8 +104,6 @@ def memory_growth(
     *, project: Project, interval: str = "day", days: int = 30
 ) -> list[dict[str, Any]]:
     """Memories created per day/week/month over the last `days` days (live memories)."""
-    from django.db.models.functions import Trunc
-
     since = timezone.now() - timedelta(days=days)
     rows = (
         Memory.objects.for_project(project)
@@ -120,8 +119,6 @@ def memory_growth(
 
 def tag_frequency(*, project: Project, limit: int = 50) -> list[dict[str, Any]]:
     """Most used tags over live memories, most frequent first (unnested in PostgreSQL)."""
-    from django.db.models import F, Func
-
     rows = (
         Memory.objects.for_project(project)
         .alive()
@@ -136,8 +133,6 @@ def tag_frequency(*, project: Project, limit: int = 50) -> list[dict[str, Any]]:
 
 def confidence_histogram(*, project: Project, buckets: int = 10) -> list[dict[str, Any]]:
     """How many live memories fall in each effective-confidence bucket of [0, 1]."""
-    from django.db.models import Func, IntegerField, Value
-
     bucket = Func(
         effective_confidence(),
         Value(0.0),

@@ -22,8 +22,10 @@ from memories.memory_scope import Scope
 from memories.models import Memory
 from memories.selectors.memories import memory_get
 from memories.services.content import capped_text
+from memories.services.fact_extraction.pipeline import memories_add
 from platformcore.lib.actor import Actor
 from platformcore.lib.errors import InvalidInput, NotFound, check_choice
+from platformcore.llm import get_llm
 from tenants.models import Project
 
 RELATIONS = ["cites", "learned_from"]
@@ -142,9 +144,6 @@ def document_learn(
     the offline extractor keeps only what a user says of themselves or of someone named,
     which a document's impersonal prose rarely is. One transaction per chunk, as `add`
     itself; returns the events per chunk."""
-    from memories.services.fact_extraction.pipeline import memories_add
-    from platformcore.llm import get_llm
-
     document = document_get(project=project, document_id=document_id)
     chunks = DocumentChunk.objects.filter(project=project, document=document).order_by("ordinal")
     if chunk_ids is not None:

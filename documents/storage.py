@@ -65,6 +65,7 @@ def _storage(value: str) -> Storage | None:
 
 def _s3(location: str) -> Any:
     try:
+        # imported here: django-storages is optional (the s3 extra) and slow to import
         from storages.backends.s3 import S3Storage
     except ImportError as exc:
         raise ImproperlyConfigured(

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from documents.services import document_embed
+from documents.services.graph import document_link_entities
+from documents.services.summaries import document_summarize_chunks
 from platformcore.lib.db_outage import survives_db_outage
 from platformcore.lib.project_scope import project_scope
 from tenants.models import Project
@@ -14,8 +17,6 @@ from tenants.models import Project
 @survives_db_outage
 def embed_document(project_id: int, document_id: str) -> dict[str, Any]:
     """Enqueued when a document is stored: embed its chunks in batches."""
-    from documents.services import document_embed
-
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         return {}
@@ -35,9 +36,6 @@ def embed_document(project_id: int, document_id: str) -> dict[str, Any]:
 def enrich_document(project_id: int, document_id: str) -> dict[str, Any]:
     """Enqueued when a document is stored or re-chunked: link its chunks to the entities
     they mention, then summarise them."""
-    from documents.services.graph import document_link_entities
-    from documents.services.summaries import document_summarize_chunks
-
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         return {}

@@ -201,6 +201,7 @@ def _html(markup: str) -> Extracted:
 
 def _pdf(data: bytes, *, max_pages: int) -> Extracted:
     """One section per page (pages numbered from 1); a page without text (a scan) adds none."""
+    # imported here: pypdf is slow to import, and only a PDF upload needs it
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 

@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from platformcore.lib import hooks
+
 
 class EntitiesConfig(AppConfig):
     name = "entities"
@@ -8,14 +10,14 @@ class EntitiesConfig(AppConfig):
 
     def ready(self) -> None:
         # the memory store tells the graph what it stored, merged and wiped, and asks it which
-        # memories name an entity (platformcore/lib/hooks.py)
+        # memories name an entity (platformcore/lib/hooks.py); imported here: these modules
+        # import models, not loaded yet when Django imports this module
         from entities.admin import memory_entity_context
         from entities.selectors.memory_filters import linked_to_entities
         from entities.selectors.search import graph_boost, graph_search
         from entities.services.graph import graph_reset
         from entities.services.memory_graph import memories_merged, memories_stored
         from memories.selectors.search import register_boost, register_mode
-        from platformcore.lib import hooks
 
         hooks.register("memories_stored", memories_stored)
         hooks.register("memories_merged", memories_merged)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils import timezone
 from rest_framework import serializers
 
 from entities.models import Entity, Relation
@@ -99,8 +100,6 @@ class RelationSerializer(serializers.ModelSerializer):
 
     def get_valid_now(self, relation: Relation) -> bool:
         """Valid now: started and not ended."""
-        from django.utils import timezone
-
         now = timezone.now()
         return relation.valid_from <= now and (relation.valid_to is None or relation.valid_to > now)
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.apps import AppConfig, apps
+from django.db.models.signals import post_migrate
 
 
 class MaintenanceConfig(AppConfig):
@@ -8,8 +9,8 @@ class MaintenanceConfig(AppConfig):
     verbose_name = "Store maintenance"
 
     def ready(self) -> None:
-        from django.db.models.signals import post_migrate
-
+        # imported here: these modules import models, not loaded yet when Django imports
+        # this module
         from maintenance.vector_schema import fit_vector_columns
         from memories.tasks import SCHEDULES
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from maintenance.embeddings import embeddings_refresh
 from platformcore.lib.db_outage import survives_db_outage
 from platformcore.lib.project_scope import all_projects
 
@@ -12,7 +13,5 @@ from platformcore.lib.project_scope import all_projects
 @survives_db_outage
 def refresh_embeddings() -> dict[str, Any]:
     """Fill missing vectors everywhere; re-embed everything once the model changed."""
-    from maintenance.embeddings import embeddings_refresh
-
     with all_projects("job: refresh embeddings"):
         return embeddings_refresh().as_dict()

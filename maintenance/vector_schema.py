@@ -26,8 +26,15 @@ from pgvector.django import HnswIndex
 from documents.models import DocumentChunk
 from entities.models import Entity
 from memories.models import Memory
-from memories.vector_storage import VectorStorage, column_storage
+from memories.services.embedding_space import (
+    configured_space,
+    embedding_space_record,
+    recorded_space,
+    same_space,
+)
+from memories.vector_storage import VectorStorage, column_storage, storage_for
 from platformcore.db.rls import as_owner
+from platformcore.lib.errors import ProviderError
 
 logger = logging.getLogger(__name__)
 
@@ -175,14 +182,6 @@ def fit_vector_columns(using: str = "default", **kwargs: Any) -> None:
     On a store that holds no vector, that is the configured model, and it is recorded; on one
     that does, the recorded model (whether it is still the configured one is the start-up
     check's question)."""
-    from memories.services.embedding_space import (
-        configured_space,
-        embedding_space_record,
-        recorded_space,
-        same_space,
-    )
-    from platformcore.lib.errors import ProviderError
-
     try:
         recorded = recorded_space(using=using)
         configured = configured_space()
@@ -197,7 +196,6 @@ def fit_vector_columns(using: str = "default", **kwargs: Any) -> None:
     space = recorded if holding else configured
     if space is None:  # vectors of a model never recorded: nothing to size them by
         return
-    from memories.vector_storage import storage_for
 
     changed = resize_vector_columns(storage_for(space.dimensions), using=using)
     if changed:
@@ -207,7 +205,5 @@ def fit_vector_columns(using: str = "default", **kwargs: Any) -> None:
 
 
 def _sized(space: Any, using: str) -> bool:
-    from memories.vector_storage import storage_for
-
     wanted = storage_for(space.dimensions)
     return all(storage == wanted for storage in vector_columns(using).values())

@@ -27,6 +27,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.authentication import AuthCredentials
 
 from mcpserver.auth import bound_agent, bound_api_key
+from mcpserver.server import configured_server
 from mcpserver.tools import end_session
 from platformcore.lib.db_threads import database_call
 from tenants import streams
@@ -217,8 +218,6 @@ class McpHttpApp:
 def with_mcp(app: Any) -> Any:
     """Wrap the platform's ASGI app: MCP paths go to the MCP server, lifespan is answered
     here (Channels' router does not speak it), everything else goes to `app`."""
-    from mcpserver.server import configured_server
-
     mcp_app = McpHttpApp(configured_server())
 
     async def application(scope: Scope, receive: Any, send: Any) -> None:

@@ -65,6 +65,8 @@ class CrossEncoderReranker:
         with self._lock:
             if self._model is None:
                 try:
+                    # imported here: sentence-transformers loads PyTorch, slow to import and
+                    # needed only once a reranker is used
                     from sentence_transformers import CrossEncoder
 
                     self._model = CrossEncoder(self.model_name, device="cpu")

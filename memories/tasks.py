@@ -10,9 +10,19 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.management import call_command
 from django.db import transaction
 from django.utils import timezone
+from django_q.conf import Conf
+from django_q.tasks import async_task
 
+from memories.services.consolidation import memories_consolidate
+from memories.services.keyword_index import keyword_indexes_maintain
+from memories.services.layers import memories_layers_maintain, sessions_close_idle
+from memories.services.lifecycle import memories_decay, memories_prune
+from memories.services.summaries import memories_summarize
+from memories.services.utility import memories_score_utility
+from memories.services.vector_index import index_pending_vectors, vector_index_maintain
 from platformcore.lib.actor import job
 from platformcore.lib.db_outage import survives_db_outage
 from platformcore.lib.project_scope import all_projects, project_scope
@@ -54,9 +64,6 @@ def enqueue(func: str, *args: Any, **kwargs: Any) -> None:
     the write that asked for it, and no statement left for after the commit (nor a job lost to
     a process killed in between). On Redis, or when jobs run inline, it is sent once the
     transaction commits (at once outside one)."""
-    from django_q.conf import Conf
-    from django_q.tasks import async_task
-
     if Conf.ORM and not Conf.SYNC and transaction.get_connection(Conf.ORM).in_atomic_block:
         async_task(func, *args, **kwargs)
     else:
@@ -75,8 +82,6 @@ def _projects(project_id: int | None) -> Iterator[Project]:
 @survives_db_outage
 def summarize_memories(project_id: int, memory_ids: list[str]) -> dict[str, Any]:
     """Enqueued when long memories are stored or edited: write their summaries."""
-    from memories.services.summaries import memories_summarize
-
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         return {}
@@ -87,8 +92,6 @@ def summarize_memories(project_id: int, memory_ids: list[str]) -> dict[str, Any]
 @survives_db_outage
 def run_decay(project_id: int | None = None) -> dict[str, Any]:
     """The hourly run; a project whose decay is paused is left as it is."""
-    from memories.services.lifecycle import memories_decay
-
     return {
         p.slug: memories_decay(project=p, actor=job("decay"), scheduled=True).as_dict()
         for p in _projects(project_id)
@@ -98,8 +101,6 @@ def run_decay(project_id: int | None = None) -> dict[str, Any]:
 @survives_db_outage
 def run_layers(project_id: int | None = None) -> dict[str, Any]:
     """The hourly run of the layer job (docs/episodes.md)."""
-    from memories.services.layers import memories_layers_maintain
-
     return {
         p.slug: memories_layers_maintain(project=p, actor=job("layers")).as_dict()
         for p in _projects(project_id)
@@ -110,8 +111,6 @@ def run_layers(project_id: int | None = None) -> dict[str, Any]:
 def close_idle_sessions(project_id: int | None = None) -> dict[str, Any]:
     """Every few minutes: the sessions nobody wrote or read for `session_idle_minutes` end
     (docs/episodes.md, "Working memory")."""
-    from memories.services.layers import sessions_close_idle
-
     done = {}
     for project in _projects(project_id):
         closed = sessions_close_idle(project=project, actor=job("sessions"))
@@ -123,8 +122,6 @@ def close_idle_sessions(project_id: int | None = None) -> dict[str, Any]:
 @survives_db_outage
 def score_utility(project_id: int, memory_ids: list[str]) -> dict[str, Any]:
     """Enqueued when memories are stored or their content changes: their utility scores."""
-    from memories.services.utility import memories_score_utility
-
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         return {}
@@ -144,8 +141,6 @@ def sweep_utility(project_id: int | None = None) -> dict[str, Any]:
     memory's scoring once it commits, but a web process killed between the commit and the
     queueing (or a COMMIT whose answer was lost) queues nothing. This scores the live
     memories not assessed since a change older than SWEEP_GRACE."""
-    from memories.services.utility import memories_score_utility
-
     if not settings.MEMORY_UTILITY_SCORING:
         return {}
     before = timezone.now() - SWEEP_GRACE
@@ -159,8 +154,6 @@ def sweep_utility(project_id: int | None = None) -> dict[str, Any]:
 
 @survives_db_outage
 def run_prune(project_id: int | None = None) -> dict[str, Any]:
-    from memories.services.lifecycle import memories_prune
-
     return {
         p.slug: memories_prune(project=p, actor=job("prune"), scheduled=True).as_dict()
         for p in _projects(project_id)
@@ -170,8 +163,6 @@ def run_prune(project_id: int | None = None) -> dict[str, Any]:
 @survives_db_outage
 def run_consolidation(project_id: int | None = None) -> dict[str, Any]:
     """The daily run: each project from where its last consolidation left off."""
-    from memories.services.consolidation import memories_consolidate
-
     results = {}
     for project in _projects(project_id):
         report = memories_consolidate(project=project, actor=job("consolidation"), since="last")
@@ -188,16 +179,12 @@ def consolidate_project(project_id: int) -> dict[str, Any]:
 @survives_db_outage
 def backfill_embeddings() -> None:
     """Embed memories stored without a vector (the search app's command does the work)."""
-    from django.core.management import call_command
-
     call_command("backfill_embeddings", verbosity=0)
 
 
 @survives_db_outage
 def index_vectors() -> dict[str, Any]:
     """Enqueued after each bulk write that deferred its vectors: put them in the HNSW graph."""
-    from memories.services.vector_index import index_pending_vectors
-
     with all_projects("job: index deferred vectors"):
         return index_pending_vectors().as_dict()
 
@@ -205,8 +192,6 @@ def index_vectors() -> dict[str, Any]:
 @survives_db_outage
 def vector_index_health() -> dict[str, Any]:
     """The HNSW graph's wear since its build; rebuilt concurrently past the limit."""
-    from memories.services.vector_index import vector_index_maintain
-
     with all_projects("job: vector index health"):
         return vector_index_maintain().as_dict()
 
@@ -214,7 +199,5 @@ def vector_index_health() -> dict[str, Any]:
 @survives_db_outage
 def keyword_index_health() -> list[dict[str, Any]]:
     """The keyword indexes' bloat; reindexed concurrently past the limit."""
-    from memories.services.keyword_index import keyword_indexes_maintain
-
     with all_projects("job: keyword index health"):
         return [item.as_dict() for item in keyword_indexes_maintain()]

@@ -22,6 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
 from typing import Any, TypeVar
 
+from django.db import connection
+
 from memory_platform.config import Plan, plan_of
 from memory_platform.setup import open_store
 
@@ -173,8 +175,6 @@ class Memory:
 
     def close(self) -> None:
         """Close this thread's database connection (the store stays open for the process)."""
-        from django.db import connection
-
         connection.close()
 
 

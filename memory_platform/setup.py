@@ -15,8 +15,17 @@ import os
 import threading
 from pathlib import Path
 
+import django
+from django.apps import apps
+from django.conf import settings
+from django.core.management import call_command
+from django.db import DatabaseError, connection
+from django.db.migrations.executor import MigrationExecutor
+
 from memory_platform.config import Plan
 from memory_platform.errors import ConfigurationError
+from platformcore.db.rls import owner_connection
+from platformcore.lib.errors import Conflict
 
 SETTINGS_MODULE = "memoryplatform.settings"
 _lock = threading.Lock()
@@ -34,8 +43,6 @@ def open_store(plan: Plan) -> int:
     """Make the platform usable in this process; the id of the plan's project."""
     global _migrated
     with _lock:
-        from django.apps import apps
-
         if not apps.ready:
             _configure(plan.environment)
             _check_dimensions(plan.environment)
@@ -63,15 +70,12 @@ def _configure(environment: dict[str, str]) -> None:
     os.environ.setdefault("MEMORY_LOG_LEVEL", "WARNING")  # a library speaks when it must
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no model-loading bar on stderr
     os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS_MODULE
-    import django
 
     django.setup()
 
 
 def _apply_to_running(environment: dict[str, str]) -> None:
     """The process has its store already: the LLM may change, the rest must be the same."""
-    from django.conf import settings
-
     for name, value in environment.items():
         if name in RUNTIME:
             setattr(settings, name, value)
@@ -84,8 +88,6 @@ def _apply_to_running(environment: dict[str, str]) -> None:
 
 
 def _same(name: str, value: str) -> bool:
-    from django.conf import settings
-
     if name == "MEMORY_DATA_DIR":
         return Path(value).resolve() == Path(settings.DATA_DIR).resolve()
     running = settings.DATABASE_URL if name == "DATABASE_URL" else getattr(settings, name, "")
@@ -95,8 +97,7 @@ def _same(name: str, value: str) -> bool:
 def _check_dimensions(environment: dict[str, str]) -> None:
     """mem0's `embedding_dims` must match the vectors the store already holds (a fresh store
     takes whatever the embedder gives; another size on a filled one is `reembed --model`)."""
-    from django.db import DatabaseError
-
+    # imported here: it imports models, loadable only once open_store has set Django up
     from memories.services.embedding_space import recorded_space
 
     expected = environment.get(_EXPECTED_DIMENSIONS)
@@ -117,12 +118,6 @@ def _check_dimensions(environment: dict[str, str]) -> None:
 def _migrate() -> None:
     """`migrate` when a migration is not applied yet (a new data directory: the first
     `Memory()` builds the schema), nothing otherwise."""
-    from django.core.management import call_command
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
-    from platformcore.db.rls import owner_connection
-
     with owner_connection("default", "library: are migrations applied"):
         executor = MigrationExecutor(connection)
         behind = executor.migration_plan(executor.loader.graph.leaf_nodes())
@@ -131,7 +126,7 @@ def _migrate() -> None:
 
 
 def _project_id(slug: str) -> int:
-    from platformcore.lib.errors import Conflict
+    # imported here: models are loadable only once open_store has set Django up
     from tenants.models import Project
     from tenants.services import project_create
 

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
+from memoryplatform import checks  # noqa: F401 (the system checks register on import)
+
 
 class MemoryPlatformConfig(AppConfig):
     """The composition root: settings, URLs, ASGI, the live feed's endpoints, health, and the
@@ -9,6 +11,3 @@ class MemoryPlatformConfig(AppConfig):
 
     name = "memoryplatform"
     verbose_name = "Memory Platform"
-
-    def ready(self) -> None:
-        from memoryplatform import checks  # noqa: F401 (registered on import)

@@ -16,7 +16,10 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import CheckMessage, Tags, Warning, register
 from django.core.checks.security import base, csrf
+from django.db import DatabaseError, connection
 from django.test.utils import override_settings
+
+from platformcore.db import rls
 
 STOCK = {
     "platformcore.lib.inline_middleware.InlineSecurityMiddleware": (
@@ -59,10 +62,6 @@ def check_leakproof_search_operators(app_configs: Any, **kwargs: Any) -> list[Ch
     """With row-level security on, the search operators' functions must be LEAKPROOF, or
     searches read every row of a project (platformcore/db/rls.py). `migrate` marks them when
     its owner is a superuser; otherwise an administrator runs the statements named here."""
-    from django.db import DatabaseError, connection
-
-    from platformcore.db import rls
-
     if not connection.settings_dict.get("APP_ROLE"):
         return []
     try:

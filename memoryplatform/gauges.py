@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db.models import Count, Min
 from django.utils import timezone
+from django_q.brokers import get_broker
+from django_q.models import OrmQ
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
@@ -44,12 +46,9 @@ def queue_backlog() -> QueueBacklog:
     taken by a worker is locked until `retry` seconds from then, so a row whose lock is in the
     past is waiting, and its lock is when it was enqueued (or when its worker's claim ran
     out). Redis tells only the length of its list."""
-    from django_q.brokers import get_broker
-
     broker = get_broker()
     if "redis" in settings.Q_CLUSTER:
         return QueueBacklog(waiting=broker.queue_size(), running=None, oldest_waiting_seconds=None)
-    from django_q.models import OrmQ
 
     now = timezone.now()
     queue = OrmQ.objects.filter(key=broker.list_key)

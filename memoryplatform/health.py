@@ -22,6 +22,7 @@ orchestrator restarts a process only when it is stuck, not when PostgreSQL is.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import logging
 import subprocess
@@ -31,9 +32,12 @@ from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import connection
+from django_q.status import Stat
 
+from memories.embeddings import get_embedder
 from memoryplatform.gauges import queue_backlog
 
 logger = logging.getLogger(__name__)
@@ -87,8 +91,6 @@ def check_database() -> Outcome:
 
 
 def check_channel_layer() -> Outcome:
-    from channels.layers import get_channel_layer
-
     layer = get_channel_layer()
     if layer is None:
         return "error", "no channel layer configured"
@@ -97,8 +99,6 @@ def check_channel_layer() -> Outcome:
 
 
 async def _round_trip(layer: Any) -> None:
-    import asyncio
-
     channel = await layer.new_channel("health.")
     token = uuid.uuid4().hex
     await layer.send(channel, {"type": "health.ping", "token": token})
@@ -121,8 +121,6 @@ def check_worker() -> Outcome:
     if worker is not None:
         return "ok", f"worker cluster started by serve is running; {queue}"
     if "redis" in settings.Q_CLUSTER:
-        from django_q.status import Stat
-
         clusters = len(Stat.get_all())
         if not clusters:
             return "warn", f"no worker cluster reports to the broker; {queue}"
@@ -133,8 +131,6 @@ def check_worker() -> Outcome:
 def check_embedder() -> Outcome:
     match settings.MEMORY_EMBEDDING_PROVIDER:
         case "local":
-            from memories.embeddings import get_embedder
-
             if getattr(get_embedder(), "loaded", False):
                 return "ok", "loaded"
             missing = [name for name in LOCAL_MODEL_PACKAGES if not _installed(name)]

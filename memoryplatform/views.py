@@ -14,6 +14,7 @@ import hmac
 import ipaddress
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_safe
 
@@ -24,8 +25,6 @@ from platformcore import metrics
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """Django's own 400s (a body past its limits, too many form fields, a bad host) in the
     JSON error shape of every API error, not an HTML page."""
-    from django.core.exceptions import RequestDataTooBig
-
     if isinstance(exception, RequestDataTooBig):
         return _error(413, "too_large", "The request body is too large.")
     return _error(400, "bad_request", "The request could not be read.")

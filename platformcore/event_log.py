@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import connection
 
 from platformcore.lib.project_scope import project_scope
+from platformcore.models import EventRecord
 
 if TYPE_CHECKING:
     from platformcore.events import Event
@@ -53,8 +54,6 @@ class DatabaseEventLog:
         return numbered  # type: ignore[return-value]
 
     def since(self, project_id: int, last_id: int, limit: int) -> list[Event]:
-        from platformcore.models import EventRecord
-
         rows = EventRecord.objects.filter(project_id=project_id, id__gt=last_id).order_by("id")
         with project_scope(project_id):  # a stream's replay runs in no request's scope
             return [{**row.body, "id": row.pk} for row in rows[:limit]]
@@ -84,6 +83,7 @@ return ids
 
 class RedisEventLog:
     def __init__(self, url: str) -> None:
+        # imported here: only a deployment with REDIS_URL set needs the Redis client
         import redis
 
         self.redis = redis.Redis.from_url(url)

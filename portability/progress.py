@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
+from tqdm import tqdm
+
 
 class SectionBars:
     """Callable as `progress(section, rows done, rows in the section)`."""
@@ -15,8 +17,6 @@ class SectionBars:
         self.bars: dict[str, Any] = {}
 
     def __call__(self, name: str, done: int, total: int | None = None) -> None:
-        from tqdm import tqdm
-
         bar = self.bars.get(name)
         if bar is None:
             bar = tqdm(

@@ -8,6 +8,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from platformcore.lib.actor import Actor
 from tenants.models import ApiKey, Project
 from tenants.namespaces import enter_namespace, namespace_for, namespaces_enabled, reading_as
 
@@ -36,8 +37,6 @@ class ProjectScopedMixin:
 
     @property
     def actor(self) -> Any:
-        from platformcore.lib.actor import Actor
-
         return Actor("key", self.request.auth.prefix)  # type: ignore[union-attr]
 
     def page_response(self, page: Any, serializer_class: type[serializers.Serializer]) -> Response:

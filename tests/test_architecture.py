@@ -51,13 +51,18 @@ def test_the_layers_are_the_foundation_then_the_apps_then_the_composition_root()
     assert LAYERS[-1] == "memoryplatform"
 
 
-def _modules() -> Iterator[tuple[str, ast.AST]]:
-    """(dotted module name, parsed source) of every module of the platform, migrations aside."""
+def _sources() -> Iterator[tuple[str, str]]:
+    """(dotted module name, source) of every module of the platform, migrations aside."""
     for package in LAYERS:
         for path in (ROOT / package).rglob("*.py"):
             if "migrations" not in path.parts:
-                module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-                yield module, ast.parse(path.read_text(), str(path))
+                yield ".".join(path.relative_to(ROOT).with_suffix("").parts), path.read_text()
+
+
+def _modules() -> Iterator[tuple[str, ast.AST]]:
+    """(dotted module name, parsed source) of every module of the platform, migrations aside."""
+    for module, source in _sources():
+        yield module, ast.parse(source, module)
 
 
 def _imports() -> dict[tuple[str, str], list[str]]:
@@ -168,3 +173,45 @@ def test_mcp_tools_share_the_apps_representations_not_the_rest_layer() -> None:
         if site.split()[-1].split(".")[1:2] == ["api"]
     ]
     assert rest == []
+
+
+def _local_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The import statements inside a function body, those under `if TYPE_CHECKING:` aside."""
+    for function in ast.walk(tree):
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            type_checking = {
+                id(node)
+                for block in ast.walk(function)
+                if isinstance(block, ast.If) and ast.unparse(block.test).endswith("TYPE_CHECKING")
+                for node in ast.walk(block)
+            }
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in type_checking:
+                    yield node
+
+
+def _line_above(lines: list[str], number: int) -> int:
+    """The number of the closest line above line `number` that is not blank (1-based)."""
+    number -= 1
+    while number > 1 and not lines[number - 1].strip():
+        number -= 1
+    return number
+
+
+def test_a_function_local_import_says_why() -> None:
+    # an import belongs at the top of its module; one inside a function closes an import
+    # cycle, waits for Django's models, or keeps a slow or optional library out of the
+    # processes that never use it, and a comment above it (or above the block of imports it
+    # opens) or at the end of its line says which
+    unexplained = []
+    for module, source in _sources():
+        lines = source.splitlines()
+        local = {node.end_lineno: node for node in _local_imports(ast.parse(source))}
+        for node in local.values():
+            first = node.lineno
+            while _line_above(lines, first) in local:
+                first = local[_line_above(lines, first)].lineno
+            above = lines[first - 2].lstrip()
+            if not (above.startswith("#") or "#" in lines[node.lineno - 1]):
+                unexplained.append(f"{module}:{node.lineno} {ast.unparse(node)}")
+    assert unexplained == []

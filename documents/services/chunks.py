@@ -22,6 +22,7 @@ from documents.selectors.documents import document_get
 from documents.services.originals import original_bytes
 from documents.text_extraction import Extracted, extract
 from memories.services.embedding import embed_or_none
+from memories.tasks import enqueue
 from platformcore.lib.bulk import update_rows
 from platformcore.lib.errors import InvalidInput
 from platformcore.lib.tokens import count_tokens_batch
@@ -91,8 +92,6 @@ def chunk_rows(
 
 
 def document_jobs_enqueue(*, project: Project, document: Document) -> None:
-    from memories.tasks import enqueue
-
     enqueue(EMBED_TASK, project.pk, str(document.pk))
     enqueue(ENRICH_TASK, project.pk, str(document.pk))
 

@@ -16,7 +16,7 @@ from entities.models import Entity, EntityMemory, Relation
 from entities.scope import GraphScope
 from entities.services.entities import normalize_name, parse_entity_id
 from memories.models import Memory
-from memories.selectors.memories import memories_by_id
+from memories.selectors.memories import memories_by_id, memory_get
 from memories.services.embedding import embed_or_none
 from platformcore.lib.errors import NotFound
 from tenants.models import Project
@@ -152,8 +152,6 @@ def entity_memories(
 
 def memory_entities(*, project: Project, memory_id: Any) -> list[Entity]:
     """Entities a live memory is linked to."""
-    from memories.selectors.memories import memory_get
-
     memory = memory_get(project=project, memory_id=memory_id)
     return list(
         entity_queryset(project=project)

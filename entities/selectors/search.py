@@ -28,6 +28,7 @@ from entities.services.entities import normalize_name
 from entities.services.graph_extraction import STOPWORDS
 from memories.models import TEXT_SEARCH_CONFIG, Memory
 from memories.selectors.memories import project_memory_count
+from memories.selectors.search import candidate_count, search_queryset
 from memories.selectors.search_types import SearchHit, SearchQuery
 from platformcore.lib.errors import InvalidInput, check_unit_interval
 from tenants.models import Project
@@ -276,8 +277,6 @@ def _depth_option(query: SearchQuery, name: str, default: int) -> int:
 
 def graph_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
     """`mode=graph`: memories of the entities the query names and of their neighbours."""
-    from memories.selectors.search import candidate_count, search_queryset
-
     depth = _depth_option(query, "depth", DEFAULT_DEPTH)
     scope = query_scope(query)
     seeds = entities_in_text(project=project, text=query.text, scope=scope)

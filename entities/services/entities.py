@@ -16,10 +16,18 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from entities.models import ENTITY_TYPE_PATTERN, MAX_ENTITY_TYPE_LENGTH, Entity, EntityType
+from entities.models import (
+    ENTITY_TYPE_PATTERN,
+    MAX_ENTITY_TYPE_LENGTH,
+    Entity,
+    EntityMemory,
+    EntityType,
+    Relation,
+)
 from entities.scope import SHARED, GraphScope
 from memories.services.content import check_metadata, check_tags
 from memories.services.embedding import embed_or_none
+from memories.services.memories import memory_delete
 from memories.services.pii import scrub_for_storage
 from platformcore.events import emit
 from platformcore.lib.actor import Actor
@@ -391,9 +399,6 @@ def entities_delete_by_name(
 def _delete(
     project: Project, entities: list[Entity], actor: Actor, cascade_memories: bool
 ) -> dict[str, int]:
-    from entities.models import EntityMemory, Relation
-    from memories.services.memories import memory_delete
-
     ids = [entity.pk for entity in entities]
     memory_ids = list(
         EntityMemory.objects.filter(project=project, entity_id__in=ids)

@@ -27,7 +27,7 @@ from platformcore.lib.text.gazetteer import (
     TECHNOLOGIES,
     name_kind,
 )
-from platformcore.llm import DATA_RULE, answer_bool, data_block
+from platformcore.llm import DATA_RULE, answer_bool, data_block, get_llm
 
 logger = logging.getLogger(__name__)
 
@@ -414,8 +414,6 @@ def extract(text: str, *, self_name: str = SELF) -> Extraction:
     """LLM extraction when one is configured and answers; the offline extractor otherwise.
     Facts name the user "User": that entity is `self_name` (the memory's user id, so two
     users of a project are two people in its graph)."""
-    from platformcore.llm import get_llm
-
     llm = get_llm()
     if llm is not None:
         try:

@@ -35,6 +35,7 @@ from memories.services.contradictions import Verdict, contradiction_record
 from memories.tasks import enqueue
 from platformcore.lib.db_outage import is_db_outage
 from platformcore.lib.errors import InvalidInput
+from platformcore.llm import get_llm
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -191,8 +192,6 @@ def _named_plan(project: Project, memory: Memory, names: list[str]) -> _Plan:
 def _extraction_mode() -> str:
     mode = settings.MEMORY_GRAPH_EXTRACTION
     if mode == "auto":
-        from platformcore.llm import get_llm
-
         return "sync" if get_llm() is None else "async"
     return str(mode)
 

@@ -24,7 +24,8 @@ from django.db import OperationalError, transaction
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mcpserver.auth import namespace_of, require_key
+from mcpserver.auth import actor_for, namespace_of, require_key
+from memories.services.layers import session_close
 from platformcore.db.router import mark_written, note_key
 from platformcore.lib.db_threads import executor_with_connections, with_connection
 from platformcore.lib.errors import ServiceError
@@ -129,9 +130,6 @@ def end_session(api_key: ApiKey, session_id: str | None = None) -> None:
     """An MCP session ended (a Streamable HTTP session's DELETE, the stdio server's exit): its
     working memory leaves, but for what the promotion rule keeps (memories/services/layers.py).
     A failure is logged, never raised: the session is over either way."""
-    from mcpserver.auth import actor_for
-    from memories.services.layers import session_close
-
     try:
         with project_scope(api_key.project_id):
             session_close(

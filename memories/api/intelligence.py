@@ -28,8 +28,20 @@ from memories.services.decay_control import (
     decay_resume,
     memory_set_decay_rate,
 )
+from memories.services.fact_extraction import memories_add
+from memories.services.layers import session_close
+from memories.services.lifecycle import (
+    memories_decay,
+    memories_prune,
+    memory_decay_status,
+    memory_preserve,
+    prune_candidates,
+    prune_threshold,
+)
 from memories.services.maintenance import STAGES as MAINTENANCE_STAGES
 from memories.services.maintenance import memories_maintain
+from memories.services.session import REFLECT_FIELDS, session_context, session_reflect
+from memories.services.tuning import tuning
 from memories.services.utility import memories_feedback, memory_utility
 from platformcore.lib.fields import StrictBooleanField, StrictCharField, StrictFloatField
 from platformcore.lib.schema import error_response, path_ids
@@ -198,8 +210,6 @@ def _scope(data: dict[str, Any]) -> Scope:
 class AddView(ProjectScopedMixin, APIView):
     @extend_schema(request=AddSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
-        from memories.services.fact_extraction import memories_add
-
         data = self.validated(AddSerializer, request.data)
         result = memories_add(
             project=self.project,
@@ -230,8 +240,6 @@ class DecayRunView(ProjectScopedMixin, APIView):
 
     @extend_schema(request=None, responses={200: dict})
     def post(self, request: Request) -> Response:
-        from memories.services.lifecycle import memories_decay
-
         report = memories_decay(project=self.project, actor=self.actor)
         return Response(report.as_dict() | {"promoted": report.promoted, "demoted": report.demoted})
 
@@ -252,9 +260,6 @@ class PruneView(ProjectScopedMixin, APIView):
     @extend_schema(parameters=[PruneCandidatesQuerySerializer], responses=PruneCandidatesSerializer)
     def get(self, request: Request) -> Response:
         """What the next prune would remove (nothing is removed): lowest confidence first."""
-        from memories.services.lifecycle import prune_candidates, prune_threshold
-        from memories.services.tuning import tuning
-
         query = self.validated(PruneCandidatesQuerySerializer, request.query_params)
         threshold = prune_threshold(self.project, query.get("threshold"))
         candidates = prune_candidates(project=self.project, threshold=threshold)
@@ -279,8 +284,6 @@ class PruneView(ProjectScopedMixin, APIView):
 
     @extend_schema(request=PruneSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
-        from memories.services.lifecycle import memories_prune
-
         data = self.validated(PruneSerializer, request.data)
         return Response(memories_prune(project=self.project, actor=self.actor, **data).as_dict())
 
@@ -289,15 +292,11 @@ class PruneView(ProjectScopedMixin, APIView):
 class DecayStatusView(ProjectScopedMixin, APIView):
     @extend_schema(responses={200: dict})
     def get(self, request: Request, pk: str) -> Response:
-        from memories.services.lifecycle import memory_decay_status
-
         return Response(memory_decay_status(project=self.project, memory_id=pk))
 
     @extend_schema(request=DecayRateSerializer, responses={200: dict})
     def patch(self, request: Request, pk: str) -> Response:
         """Set this memory's own decay rate (null: back to the project's)."""
-        from memories.services.lifecycle import memory_decay_status
-
         data = self.validated(DecayRateSerializer, request.data)
         memory_set_decay_rate(project=self.project, memory_id=pk, decay_rate=data["decay_rate"])
         return Response(memory_decay_status(project=self.project, memory_id=pk))
@@ -334,8 +333,6 @@ class FeedbackView(ProjectScopedMixin, APIView):
 class PreserveView(ProjectScopedMixin, APIView):
     @extend_schema(request=PreserveSerializer, responses=MemorySerializer)
     def post(self, request: Request, pk: str) -> Response:
-        from memories.services.lifecycle import memory_preserve
-
         data = self.validated(PreserveSerializer, request.data or {})
         memory = memory_preserve(
             project=self.project, memory_id=pk, actor=self.actor, until=data.get("until")
@@ -387,8 +384,6 @@ class ContradictionResolveView(ProjectScopedMixin, APIView):
 class ReflectView(ProjectScopedMixin, APIView):
     @extend_schema(request=ReflectSerializer, responses={201: dict})
     def post(self, request: Request) -> Response:
-        from memories.services.session import REFLECT_FIELDS, session_reflect
-
         data = self.validated(ReflectSerializer, request.data)
         reflection = session_reflect(
             project=self.project,
@@ -408,8 +403,6 @@ class SessionCloseView(ProjectScopedMixin, APIView):
     def post(self, request: Request) -> Response:
         """End a session: its working memory (the run's short-term memories) leaves, but for
         what the promotion rule keeps and `promote` names."""
-        from memories.services.layers import session_close
-
         data = self.validated(SessionCloseSerializer, request.data)
         report = session_close(
             project=self.project,
@@ -425,8 +418,6 @@ class ContextView(ProjectScopedMixin, APIView):
 
     @extend_schema(request=ContextSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
-        from memories.services.session import session_context
-
         data = self.validated(ContextSerializer, request.data)
         context = session_context(
             project=self.project,

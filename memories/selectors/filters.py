@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import F, FloatField, Func, Q, QuerySet, Value
 from django.db.models.functions import Coalesce, Now
+from django.utils import timezone
 
 from memories.models import Memory, namespace_q
 from platformcore.lib.errors import InvalidInput
@@ -85,6 +86,7 @@ class MemoryFilters:
         for name in check_entity_names(self.entities, "entities"):
             q &= linked_to_entity_names([name], project=project)
         if self.expression is not None:
+            # imported here: filter_language imports this module (cycle)
             from memories.selectors.filter_language import filter_expression_q
 
             q &= filter_expression_q(self.expression, project=project)
@@ -169,8 +171,6 @@ def effective_confidence() -> _Power:
 
 def effective_confidence_of(memory: Memory) -> float:
     """The same decay as `effective_confidence()`, for a memory already in hand."""
-    from django.utils import timezone
-
     since = memory.last_accessed_at or memory.created_at
     days = max((timezone.now() - since).total_seconds(), 0.0) / 86400.0
     return memory.confidence * 0.5 ** (days / settings.MEMORY_DECAY_HALF_LIFE_DAYS)

@@ -212,6 +212,7 @@ def _create_all(
     announce_stored(project, results, items)
     after_inserts(project, results)
     if any(result.created and result.memory.vector_pending for result in results):
+        # imported here: memories.tasks imports this module (cycle)
         from memories.tasks import enqueue
 
         enqueue("memories.tasks.index_vectors")  # after the commit

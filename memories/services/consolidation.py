@@ -286,6 +286,7 @@ def _count_committed_insert(project_id: int, interval: int, count: int) -> None:
         cursor.execute(_TAKE_SQL, {"project": project_id, "taken": taken})
         if not cursor.fetchall():
             return
+    # imported here: memories.tasks imports this module (cycle)
     from memories.tasks import enqueue
 
     enqueue("memories.tasks.consolidate_project", project_id)

@@ -40,6 +40,7 @@ from platformcore.events import emit
 from platformcore.lib.actor import Actor
 from platformcore.lib.errors import Conflict, InvalidInput, NotFound, ProviderError, parse_uuid
 from platformcore.lib.text.slots import Slot, fact_slot, normalise
+from platformcore.llm import DATA_RULE, answer_bool, data_block, get_llm
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -137,8 +138,6 @@ def judge(a: str, b: str, *, use_llm: bool = True) -> Verdict:
     if normalise(a) == normalise(b):
         return Verdict(False, [], "same statement", "heuristic")
     if use_llm:
-        from platformcore.llm import DATA_RULE, answer_bool, data_block, get_llm
-
         llm = get_llm()
         if llm is not None:
             try:

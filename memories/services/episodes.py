@@ -28,6 +28,7 @@ from memories.services.layers import session_close
 from platformcore.events import emit
 from platformcore.lib.actor import Actor
 from platformcore.lib.errors import Conflict, InvalidInput, NotFound, ProviderError, parse_uuid
+from platformcore.llm import DATA_RULE, data_block, get_llm
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -126,8 +127,6 @@ def _summary(
 
 def _llm_summary(memories: list[Memory]) -> str:
     """The model's summary, "" when no LLM is configured or the call fails."""
-    from platformcore.llm import DATA_RULE, data_block, get_llm
-
     llm = get_llm()
     if llm is None:
         return ""

@@ -44,7 +44,8 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import QuerySet
+from django.db.models import Case, Q, QuerySet, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memories.models import PERMANENT_IMPORTANCE, MaintenanceState, Memory, MemoryState
@@ -389,8 +390,6 @@ REPORTED_IDS = 100  # ids a prune report and its event name; the count covers ev
 
 
 def _prune_in_steps(cursor: Any, params: dict[str, Any], project: Project) -> list[str]:
-    import json
-
     cursor.execute(_PRUNE_UPDATE, {**params, "project": project.pk})
     changed = cursor.fetchall()
     if not changed:
@@ -442,9 +441,6 @@ def prune_candidates(
     as they go first), and none that is pinned, preserved (tag or date), a preference or of
     importance >= 0.8. Each carries `effective_confidence` and `stale`; the rest lowest
     effective confidence first."""
-    from django.db.models import Case, Q, Value, When
-    from django.db.models.functions import Coalesce
-
     threshold = prune_threshold(project, threshold)
     now = now or timezone.now()
     stale = stale_q(project, now)

@@ -31,6 +31,7 @@ from memories.services.keywords import STOPWORDS
 from platformcore.lib.bulk import update_rows
 from platformcore.lib.errors import ProviderError
 from platformcore.lib.tokens import count_tokens_batch
+from platformcore.llm import DATA_RULE, data_block, get_llm
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -95,8 +96,6 @@ def _capped(text: str) -> str:
 
 def _llm_summary(text: str) -> str:
     """The model's summary, "" without an LLM or when the call fails."""
-    from platformcore.llm import DATA_RULE, data_block, get_llm
-
     llm = get_llm()
     if llm is None:
         return ""
@@ -129,6 +128,7 @@ def summaries_enqueue(*, project: Project, memories: Sequence[Memory]) -> None:
     enough to need it; a shorter new text clears a summary the old one had."""
     long = [str(m.pk) for m in memories if needs_summary(m.token_count)]
     if long:
+        # imported here: memories.tasks imports this module (cycle)
         from memories.tasks import enqueue
 
         enqueue(SUMMARY_TASK, project.pk, long)

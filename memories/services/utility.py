@@ -39,6 +39,7 @@ from memories.models import Memory, MemoryFeedback
 from memories.services.keywords import STOPWORDS
 from platformcore.lib.actor import Actor
 from platformcore.lib.errors import InvalidInput, NotFound, ProviderError, parse_uuid
+from platformcore.llm import DATA_RULE, data_block, get_llm
 from tenants.models import Project
 
 logger = logging.getLogger(__name__)
@@ -180,8 +181,6 @@ def _feedback(project: Project, ids: list[UUID]) -> dict[UUID, tuple[int, int]]:
 
 def _llm_scores(memories: list[Memory]) -> dict[UUID, float]:
     """The LLM's scores, {} when none is configured; a failed call skips that memory."""
-    from platformcore.llm import DATA_RULE, data_block, get_llm
-
     llm = get_llm()
     if llm is None:
         return {}
@@ -306,6 +305,7 @@ def utility_enqueue(*, project: Project, memory_ids: Sequence[UUID]) -> None:
     jobs run synchronously)."""
     if not memory_ids or not settings.MEMORY_UTILITY_SCORING:
         return
+    # imported here: memories.tasks imports this module (cycle)
     from memories.tasks import enqueue
 
     enqueue("memories.tasks.score_utility", project.pk, [str(pk) for pk in memory_ids])

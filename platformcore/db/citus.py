@@ -27,10 +27,13 @@ platform does differently when its database is a Citus coordinator (docs/scaling
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.db import transaction
 
 from platformcore.db import rls
 
@@ -164,8 +167,6 @@ def distribute(
     """Make the reference tables and distribute every other tenant table by project_id on
     the Citus coordinator `connection` is connected to (as the owner). Raises NotCitus on a
     database without the citus extension."""
-    from django.db import transaction
-
     summary = Summary()
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
         if not is_citus(cursor):
@@ -317,8 +318,6 @@ def shard_statistics(
     statistics of every shard of a distributed table: on the coordinator the table is an
     empty shell whose own statistics say nothing. `elements`: the most common elements of
     an array or tsvector column, else its most common values. Run as the owner."""
-    import json
-
     sql = _SHARD_STATISTICS.format(
         values="most_common_elems" if elements else "most_common_vals",
         freqs="most_common_elem_freqs" if elements else "most_common_freqs",

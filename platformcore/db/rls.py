@@ -40,10 +40,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import psycopg
+from django.apps import apps
+from django.core.exceptions import ImproperlyConfigured
+from django.db import DatabaseError, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
+from psycopg import errors
 from psycopg.pq import TransactionStatus
 
-from platformcore.lib.project_scope import ALL_PROJECTS, Scope
+from platformcore.lib.project_scope import ALL_PROJECTS, Scope, all_projects
 
 logger = logging.getLogger("memoryplatform.rls")
 
@@ -98,8 +102,6 @@ def explain_connect_failure(exc: psycopg.OperationalError, role: str) -> Excepti
 def first_start_message(exc: BaseException) -> str | None:
     """What to tell an operator whose command failed because the database was never
     migrated (its runtime role or its tables missing), or None for any other failure."""
-    from psycopg import errors
-
     for cause in (exc, exc.__cause__):
         if isinstance(cause, RuntimeRoleUnusable):
             return str(cause)
@@ -227,10 +229,6 @@ def _ensure_role(cursor: Any, role: str) -> None:
     """The role, and the login user's right to act as it (several processes may race here:
     roles belong to the whole server). A login user that may not create roles needs an
     administrator to run the two statements below once."""
-    from django.core.exceptions import ImproperlyConfigured
-    from django.db import DatabaseError
-    from psycopg import errors
-
     cursor.execute("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = %s", [role])
     row = cursor.fetchone()
     if row is not None and (row[0] or row[1]):
@@ -329,10 +327,6 @@ def owner_connection(using: str, reason: str) -> Iterator[None]:
     """The block's connection is the login user's, not the runtime role's (schema changes,
     truncation), and sees every project (data migrations on a non-superuser owner, whom the
     forced policies hold too). Inside a transaction the connection is kept as it is."""
-    from django.db import connections
-
-    from platformcore.lib.project_scope import all_projects
-
     connection = connections[using]
     switch = connection.settings_dict.get("APP_ROLE") and not (
         getattr(connection, "as_owner", True) or connection.in_atomic_block
@@ -352,9 +346,6 @@ def owner_connection(using: str, reason: str) -> Iterator[None]:
 def after_migrate(sender: Any, using: str = "default", **kwargs: Any) -> None:
     """post_migrate: (re)install the role and the policies once every app has migrated (the
     signal is sent per app; the last app with models is the cue)."""
-    from django.apps import apps
-    from django.db import connections
-
     last = [config for config in apps.get_app_configs() if config.models_module is not None][-1]
     if sender is not last:
         return

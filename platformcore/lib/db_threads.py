@@ -37,6 +37,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
+from asgiref.sync import sync_to_async
 from django.db import DEFAULT_DB_ALIAS, close_old_connections, connections
 
 from platformcore.lib.project_scope import carrying_scope
@@ -189,8 +190,6 @@ async def database_call(fn: Callable[..., T], *args: object) -> T:
     """`fn(*args)` from async code (an SSE stream, a websocket, MCP's authentication) on one of
     a few threads of their own, with the connection handed back after the call: a stream that
     lives for hours holds no connection while it waits for events."""
-    from asgiref.sync import sync_to_async
-
     pid = os.getpid()
     with _lock:
         if pid not in _async_executors:

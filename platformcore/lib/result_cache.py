@@ -38,6 +38,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
+from django.conf import settings
+from django.core.cache import caches
 from django.core.signals import setting_changed
 
 from platformcore.lib.project_scope import ALL_PROJECTS, Scope
@@ -112,8 +114,6 @@ class _Generations:
 
 
 def _shared_cache() -> Any:
-    from django.core.cache import caches
-
     return caches["limits"]
 
 
@@ -184,8 +184,6 @@ answers = _Answers()
 
 
 def enabled() -> bool:
-    from django.conf import settings
-
     return bool(getattr(settings, "MEMORY_SEARCH_CACHE_SECONDS", 0))
 
 
@@ -195,8 +193,6 @@ def cached(
     """`compute()`'s answer for `query` in the project, and whether it came from the cache.
     `store=False` for an answer computed on a read replica: it may lag the generation it
     would be filed under."""
-    from django.conf import settings
-
     if not enabled():
         return compute(), False
     key = (project_id, query, generations.key(project_id))

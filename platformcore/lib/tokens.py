@@ -88,7 +88,7 @@ def tiktoken_counter(encoding: str) -> Counter:
     """A tiktoken encoding, read from its cache (TIKTOKEN_CACHE_DIR): ImproperlyConfigured
     when tiktoken is missing or cannot load the encoding (offline, without the file)."""
     try:
-        import tiktoken
+        import tiktoken  # imported here: optional, for MEMORY_TOKENIZER=tiktoken:… only
     except ImportError as exc:
         raise ImproperlyConfigured("MEMORY_TOKENIZER=tiktoken:… needs tiktoken installed") from exc
     try:

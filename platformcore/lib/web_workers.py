@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from django.conf import settings
+from prometheus_client import multiprocess
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +118,5 @@ def _stop(processes: object) -> None:
 def _forget_metrics(pid: int) -> None:
     """A dead process's live gauges (open connections) must not count any more."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
-
         with contextlib.suppress(Exception):
             multiprocess.mark_process_dead(pid)

@@ -82,6 +82,7 @@ def get_llm() -> ChatLLM | None:
 def _build(
     base_url: str | None, api_key: str, model: str, timeout: float, max_retries: int
 ) -> ChatLLM:
+    # imported here: openai_chat imports this module (cycle)
     from platformcore.llm.openai_chat import OpenAIChat
 
     return OpenAIChat(

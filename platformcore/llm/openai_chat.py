@@ -32,6 +32,8 @@ class OpenAIChat:
     def __init__(
         self, *, base_url: str | None, api_key: str, model: str, timeout: float, max_retries: int
     ) -> None:
+        # imported here: the openai SDK is slow to import, and only a process that calls
+        # the LLM needs it
         import openai
 
         self.model_name = model

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
+from oauth2_provider.models import clear_expired
+
 from platformcore.lib.db_outage import survives_db_outage
 
 
 @survives_db_outage
 def clear_expired_tokens() -> None:
-    from oauth2_provider.models import clear_expired
-
     clear_expired()

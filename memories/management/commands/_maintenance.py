@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
+from tqdm import tqdm
 
 from tenants.models import Project
 
@@ -26,8 +27,6 @@ def projects(slug: str | None) -> list[Project]:
 
 @contextmanager
 def progress_bar(total: int | None, description: str, quiet: bool) -> Iterator[Any]:
-    from tqdm import tqdm
-
     bar = tqdm(total=total, desc=description, unit="mem", disable=quiet, leave=False)
     try:
         yield bar

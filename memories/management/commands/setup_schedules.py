@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand
+from django_q.models import Schedule
 
 from memories.tasks import SCHEDULE_MINUTES, SCHEDULES
 
@@ -13,8 +14,6 @@ class Command(BaseCommand):
     help = "Create or update the django-q2 schedules: decay, consolidation, pruning, back-fill."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from django_q.models import Schedule
-
         for name, (func, kind) in SCHEDULES.items():
             defaults = {"func": func, "schedule_type": kind, "repeats": -1}
             if name in SCHEDULE_MINUTES:

@@ -364,6 +364,7 @@ def _statistics(using: str) -> tuple[float, dict[str, float], float]:
 
 
 def keyword_search(*, project: Project, query: MemorySearchQuery) -> list[SearchHit]:
+    # imported here: summaries imports this module (cycle)
     from memories.selectors.search.summaries import with_summaries
 
     base = compiled_search_base(project=project, query=query)

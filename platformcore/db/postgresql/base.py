@@ -66,6 +66,7 @@ from typing import Any
 
 import psycopg
 from django.conf import settings
+from django.db import connections
 from django.db.backends.base.base import NO_DB_ALIAS
 from django.db.backends.postgresql import base, operations
 from django.db.backends.postgresql.psycopg_any import BaseTzLoader
@@ -300,8 +301,6 @@ class DatabaseWrapper(base.DatabaseWrapper):
             raise explained from exc
 
     def _primary_params(self) -> dict[str, Any]:
-        from django.db import connections
-
         return connections[self.settings_dict["REPLICA_OF"]].get_connection_params()
 
     def _rollback(self) -> None:
