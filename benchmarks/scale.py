@@ -591,7 +591,11 @@ def start_server(port: int, *, checkout: str | None = None, env: dict[str, str] 
     cwd and PYTHONPATH; this one by default) with `env` over this process's environment."""
     environment = {**os.environ, "MEMORY_LOG_LEVEL": "WARNING", **(env or {})}
     if checkout:
+        from django.conf import settings
+
         environment["PYTHONPATH"] = checkout
+        # the same database: another checkout's embedded server would start its own, empty
+        environment.setdefault("MEMORY_DATA_DIR", str(settings.DATA_DIR))
     command = [sys.executable, "-m", "uvicorn", "memoryplatform.asgi:application"]
     options = ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
     return subprocess.Popen([*command, *options, "--no-access-log"], env=environment, cwd=checkout)
