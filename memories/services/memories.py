@@ -274,9 +274,17 @@ def memory_restore(*, project: Project, memory_id: UUID | str, actor: Actor) -> 
         raise NotFound("no deleted memory with this id")
     memory.deleted_at = None
     memory.updated_at = timezone.now()
+    fields = ["deleted_at", "updated_at"]
+    # deleted before a model switch, which embeds live rows only: embedded as it comes back
+    if memory.embedding is None:
+        memory.embedding = embed_or_none([memory.content])[0]
+        fields.append("embedding")
+    if memory.summary and memory.summary_embedding is None:
+        memory.summary_embedding = embed_or_none([memory.summary])[0]
+        fields.append("summary_embedding")
     try:
         with transaction.atomic():
-            memory.save(update_fields=["deleted_at", "updated_at"])
+            memory.save(update_fields=fields)
     except IntegrityError as exc:
         raise Conflict("a live memory with the same content exists in this scope") from exc
     history_entry(memory, HistoryEvent.RESTORE, actor, new={"content": memory.content}).save()

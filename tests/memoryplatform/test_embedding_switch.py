@@ -209,3 +209,24 @@ def test_a_memory_written_while_the_indexes_build_switches_with_its_summary(swit
     stored = Memory.objects.get(pk=late[0]["id"])
     assert stored.summary
     assert_every_vector_from(tiny(), list(Memory.objects.all()))
+
+
+def test_a_memory_deleted_before_a_switch_comes_back_searchable(switchable, summarized):
+    """A switch embeds the live memories; one restored afterwards is embedded by the restore
+    (its content and its summary) with the new model, and semantic search finds it."""
+    alice = make_tenant("alice")
+    kept = alice.post(URL, {"content": "Deploys run from the release branch", "user_id": "u1"})
+    gone = alice.post(URL, {"content": RELEASES, "user_id": "u1"}).json()
+    assert Memory.objects.get(pk=gone["id"]).summary
+    assert kept.status_code == 201
+    assert alice.delete(f"{URL}{gone['id']}/").status_code in (200, 204)
+
+    call_command("reembed", "--model", tiny_embedder(32), verbosity=0)
+
+    assert Memory.objects.get(pk=gone["id"]).embedding is None  # deleted: not switched
+    restored = alice.post(f"{URL}{gone['id']}/restore/")
+    assert restored.status_code == 200, restored.json()
+    assert restored.json()["has_embedding"] is True
+    assert_every_vector_from(tiny(), [Memory.objects.get(pk=gone["id"])])
+    body = alice.post(f"{URL}search/", {"query": RELEASES, "mode": "semantic"}).json()
+    assert body["results"][0]["id"] == gone["id"]
