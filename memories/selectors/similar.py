@@ -17,7 +17,7 @@ from platformcore.lib.vectors import vector_literal
 from tenants.models import Project
 
 # HNSW breadth for a near-duplicate check: a memory at cosine >= 0.95 is among the very
-# nearest, found at 40 as at the search breadth (400) in a tenth of the graph walk
+# nearest, found at 40, 100 and the search's 400 alike, with a shorter walk the narrower
 # (docs/benchmarks.md, "Where a request's time goes").
 NEAR_DUPLICATE_EF_SEARCH = 100
 
