@@ -36,3 +36,13 @@ class Scope:
 
     def as_dict(self) -> dict[str, str | None]:
         return {name: getattr(self, name) for name in SCOPE_FIELDS}
+
+    def exact_sql(self, alias: str) -> tuple[str, list[str]]:
+        """SQL for "exactly this scope" on the table `alias` (an absent field must be NULL,
+        as `filter(**as_dict())` reads), with its parameters."""
+        values = self.as_dict()
+        conditions = [
+            f"{alias}.{name} IS NULL" if value is None else f"{alias}.{name} = %s"
+            for name, value in values.items()
+        ]
+        return " AND ".join(conditions), [value for value in values.values() if value is not None]

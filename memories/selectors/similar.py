@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.models import QuerySet
 from pgvector.django import CosineDistance
 
-from memories.memory_scope import SCOPE_FIELDS, Scope
+from memories.memory_scope import Scope
 from memories.models import Memory
 from memories.selectors.pending_vectors import graph_and_pending, split_by_graph
 from memories.selectors.search.statements import fetch_with_settings
@@ -68,16 +68,12 @@ def nearest_in_scope(
     to `embedding`, most similar first, each loaded with its id and content: what a write's
     near-duplicate check reads. One statement written out (no query compiled per write),
     run with the near-duplicate breadth."""
-    conditions = " AND ".join(
-        f"m.{name} = %s" if getattr(scope, name) is not None else f"m.{name} IS NULL"
-        for name in SCOPE_FIELDS
-    )
-    values = [value for value in scope.as_dict().values() if value is not None]
+    in_scope, values = scope.exact_sql("m")
     literal = vector_literal(embedding)
     ranking = (
         f"SELECT m.id, m.project_id, m.content, m.embedding <=> %s::vector AS distance"
         f" FROM {Memory._meta.db_table} AS m WHERE m.project_id = %s AND m.deleted_at IS NULL"
-        f" AND m.embedding IS NOT NULL AND {conditions} AND {{pending}}"
+        f" AND m.embedding IS NOT NULL AND {in_scope} AND {{pending}}"
         " ORDER BY distance LIMIT %s"
     )
     part = [literal, project.pk, *values, limit]

@@ -120,19 +120,12 @@ def find_live_duplicate(*, project: Project, digest: str, scope: Scope) -> Memor
     """The live memory of exactly `scope` with this content, if any: asked by one statement
     written out (a store almost never has one, and compiling the query cost more than the
     index probe), loaded whole only when found."""
-    fields = [
-        f"{name} = %s" if getattr(scope, name) is not None else f"{name} IS NULL"
-        for name in SCOPE_FIELDS
-    ]
+    in_scope, values = scope.exact_sql("m")
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id FROM {Memory._meta.db_table} WHERE project_id = %s AND content_hash = %s"
-            f" AND deleted_at IS NULL AND {' AND '.join(fields)} LIMIT 1",
-            [
-                project.pk,
-                digest,
-                *(value for value in scope.as_dict().values() if value is not None),
-            ],
+            f"SELECT m.id FROM {Memory._meta.db_table} AS m WHERE m.project_id = %s"
+            f" AND m.content_hash = %s AND m.deleted_at IS NULL AND {in_scope} LIMIT 1",
+            [project.pk, digest, *values],
         )
         found = cursor.fetchone()
     return None if found is None else Memory.objects.for_project(project).get(pk=found[0])
