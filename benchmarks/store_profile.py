@@ -82,8 +82,9 @@ def profile(args: argparse.Namespace) -> int:
         response = client.post("/api/v1/memories/", bodies[index], "application/json")
         if response.status_code >= 300:
             raise SystemExit(f"store failed: {response.status_code} {response.content[:300]!r}")
-        if response.json()["created"]:  # a merge answers with the older memory's id
-            created.append(response.json()["id"])
+        body = response.json()
+        if body["created"]:  # a merge answers with the older memory's id
+            created.append(body["id"])
         if (index + 1) % 50 == 0:
             print(f"  {index + 1}/{len(bodies)}")
 

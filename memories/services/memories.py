@@ -274,14 +274,14 @@ def memory_restore(*, project: Project, memory_id: UUID | str, actor: Actor) -> 
         raise NotFound("no deleted memory with this id")
     memory.deleted_at = None
     memory.updated_at = timezone.now()
-    fields = ["deleted_at", "updated_at"]
-    # deleted before a model switch, which embeds live rows only: embedded as it comes back
-    if memory.embedding is None:
-        memory.embedding = embed_or_none([memory.content])[0]
-        fields.append("embedding")
+    # deleted before a model switch, which embeds live rows only: embedded as it comes back,
+    # its content and its summary in one batch
+    missing = {"embedding": memory.content} if memory.embedding is None else {}
     if memory.summary and memory.summary_embedding is None:
-        memory.summary_embedding = embed_or_none([memory.summary])[0]
-        fields.append("summary_embedding")
+        missing["summary_embedding"] = memory.summary
+    for name, vector in zip(missing, embed_or_none(list(missing.values())), strict=True):
+        setattr(memory, name, vector)
+    fields = ["deleted_at", "updated_at", *missing]
     try:
         with transaction.atomic():
             memory.save(update_fields=fields)
