@@ -23,7 +23,12 @@ from django.db.models import Count, QuerySet
 
 from entities.models import Entity, EntityMemory
 from entities.scope import GraphScope
-from entities.selectors.traversal import RelationFilter, edges_among, entity_reach
+from entities.selectors.traversal import (
+    RelationFilter,
+    edges_among,
+    entity_neighbours,
+    entity_reach,
+)
 from entities.services.entities import normalize_name
 from entities.services.graph_extraction import STOPWORDS
 from memories.models import TEXT_SEARCH_CONFIG, Memory
@@ -211,6 +216,15 @@ def entity_scores(
     score times strength × confidence of every relation on the way (either direction),
     over the relations `scope` sees."""
     relations = RelationFilter(scope=scope)
+    if depth == 1:  # the hybrid boost's walk: one statement
+        scores = dict(seeds)
+        max_nodes = max(max_nodes, len(seeds))
+        for start, neighbour, weight in entity_neighbours(
+            project=project, entity_ids=list(seeds), relations=relations, max_nodes=max_nodes
+        ):
+            if seeds[start] * weight > scores.get(neighbour, 0.0):
+                scores[neighbour] = seeds[start] * weight
+        return scores
     reach = entity_reach(
         project=project,
         entity_ids=list(seeds),

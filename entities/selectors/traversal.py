@@ -191,6 +191,40 @@ def entity_reach(
     return reach
 
 
+def entity_neighbours(
+    *, project: Project, entity_ids: list[int], relations: RelationFilter, max_nodes: int
+) -> list[tuple[int, int, float]]:
+    """(start, neighbour, strength × confidence) for every relation `relations` lets a walk
+    follow between a start entity and its direct neighbours (either direction), the
+    neighbours limited to the `max_nodes` − starts most strongly connected as `entity_reach`
+    limits a level; relations between two starts are included. One statement: a one-hop
+    walk needs neither the recursion nor a second statement for the edges."""
+    sql = f"""
+    WITH edges AS MATERIALIZED (
+        SELECT e.source_id AS near, e.target_id AS far, e.strength, e.confidence
+        FROM {Relation._meta.db_table} e
+        WHERE e.source_id = ANY(%(starts)s::bigint[]) AND {relations.sql()}
+      UNION ALL
+        SELECT e.target_id, e.source_id, e.strength, e.confidence
+        FROM {Relation._meta.db_table} e
+        WHERE e.target_id = ANY(%(starts)s::bigint[]) AND {relations.sql()}
+    ), kept AS (
+        SELECT far FROM edges WHERE far <> ALL(%(starts)s::bigint[])
+        GROUP BY far ORDER BY max(strength) DESC, far LIMIT %(room)s
+    )
+    SELECT near, far, strength * confidence FROM edges
+    WHERE far = ANY(%(starts)s::bigint[]) OR far IN (SELECT far FROM kept)
+    """
+    params = {
+        **relations.params(project),
+        "starts": entity_ids,
+        "room": max(0, max_nodes - len(entity_ids)),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(near, far, float(weight)) for near, far, weight in cursor.fetchall()]
+
+
 @dataclass(frozen=True)
 class GraphNode:
     id: int
