@@ -24,7 +24,12 @@ else:
 # slots (tenants/throttling.py, tenants/streams.py): Redis when REDIS_URL is set, else a table
 # in PostgreSQL (created by `migrate`).
 CACHES: dict[str, dict[str, object]] = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # a few hundred bytes an entry; Django's default of 300 entries held the graph boost's
+    # weights (one per entity: a name in fifty users' graphs is fifty) for three names
+    "default": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "OPTIONS": {"MAX_ENTRIES": 50_000},
+    },
     "limits": (
         {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
         if REDIS_URL
