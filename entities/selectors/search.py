@@ -34,6 +34,7 @@ from entities.services.graph_extraction import STOPWORDS
 from memories.models import TEXT_SEARCH_CONFIG, Memory
 from memories.selectors.memories import project_memory_count
 from memories.selectors.search import candidate_count, search_queryset
+from memories.selectors.search.statements import fetch_with_settings
 from memories.selectors.search_types import SearchHit, SearchQuery
 from platformcore.lib.errors import InvalidInput, check_unit_interval
 from tenants.models import Project
@@ -114,9 +115,15 @@ def entities_in_text(
         "threshold": FUZZY_THRESHOLD,
     }
     condition, scope_params = (scope or GraphScope()).visible_sql("e")
-    with connection.cursor() as cursor:
-        cursor.execute(_NAMED_SQL.format(scope=condition), {**params, **scope_params})
-        return {pk: float(score) for pk, score in cursor.fetchall()}
+    rows = fetch_with_settings(
+        connection.alias,
+        _NAMED_SQL.format(scope=condition),
+        {**params, **scope_params},
+        # the trigram index then skips names below the threshold instead of handing every
+        # name within pg_trgm's default 0.3 to the HAVING (a search naming no entity pays it)
+        {"pg_trgm.similarity_threshold": str(FUZZY_THRESHOLD)},
+    )
+    return {pk: float(score) for pk, score in rows}
 
 
 def specificity(*, project: Project, entity_ids: list[int]) -> dict[int, float]:

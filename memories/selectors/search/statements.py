@@ -13,7 +13,10 @@ _VALUE = re.compile(r"^[a-z0-9_.]+$")
 
 
 def fetch_with_settings(
-    using: str, sql: str, params: list[Any], settings: dict[str, str] | None = None
+    using: str,
+    sql: str,
+    params: list[Any] | dict[str, Any],
+    settings: dict[str, str] | None = None,
 ) -> list[tuple]:
     """The rows of `sql`, run with the planner `settings` ({"enable_seqscan": "off"}) for this
     statement only.
