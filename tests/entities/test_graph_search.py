@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from entities.selectors.search import BOOST_WEIGHT, entities_in_text, graph_boost, graph_search
+from entities.selectors.search import (
+    BOOST_WEIGHT,
+    entities_in_text,
+    entity_scores,
+    graph_boost,
+    graph_search,
+)
 from memories.selectors.search_types import SearchHit, SearchQuery
 from tests.entities.conftest import build_graph
 
@@ -95,3 +101,34 @@ def test_graph_boost_ignores_an_entity_every_memory_mentions(alice, remember):
     stored = [remember(f"Caroline: note {n}", entity_names=["Caroline"]) for n in range(3)]
     hits = [SearchHit(memory=Memory.objects.get(pk=m["id"]), score=0.5) for m in stored]
     assert graph_boost(project=alice.project, query=SearchQuery(text="Caroline?"), hits=hits) == {}
+
+
+def test_a_one_hop_walk_scores_neighbours_either_way_and_keeps_the_strongest(alice):
+    """The boost's walk (depth 1, one statement): a neighbour scores the best seed score ×
+    strength × confidence over its relations in either direction, a seed keeps its own
+    score unless a relation from another seed gives it more, and past `max_nodes` the most
+    strongly connected neighbours are kept, as a walk's level keeps them."""
+    g = build_graph(alice.project, [("Alice", "works_at", "Google")], strength=0.8, confidence=0.5)
+    build_graph(alice.project, [("Bob", "mentors", "Alice")], strength=0.6)
+    build_graph(alice.project, [("Alice", "knows", "Carol")], strength=0.9)
+    build_graph(alice.project, [("Carol", "knows", "Dave")], strength=0.9)
+    seeds = {g["Alice"].pk: 1.0}
+    scores = entity_scores(project=alice.project, seeds=seeds, depth=1)
+    by_name = {name: scores.get(entity.pk) for name, entity in _entities(alice).items()}
+    assert by_name["Alice"] == 1.0
+    assert by_name["Google"] == 0.8 * 0.5  # outgoing, strength × confidence
+    assert by_name["Bob"] == 0.6  # incoming
+    assert by_name["Carol"] == 0.9
+    assert by_name["Dave"] is None  # two hops away
+    two_seeds = entity_scores(
+        project=alice.project, seeds={g["Alice"].pk: 1.0, g["Google"].pk: 0.1}, depth=1
+    )
+    assert two_seeds[g["Google"].pk] == 0.8 * 0.5  # raised by the relation from Alice
+    strongest = entity_scores(project=alice.project, seeds=seeds, depth=1, max_nodes=2)
+    assert set(strongest) == {g["Alice"].pk, _entities(alice)["Carol"].pk}
+
+
+def _entities(alice) -> dict:
+    from entities.models import Entity
+
+    return {entity.name: entity for entity in Entity.objects.filter(project=alice.project)}
