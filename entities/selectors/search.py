@@ -266,18 +266,21 @@ def _memory_scores(
     for the memories among `memory_ids` (ids, or a queryset of `pk` values) or any. One
     statement written out (the ORM's, for the ~100 ids of a hybrid search's hits, cost
     more Python than the statement itself)."""
-    sql = (
-        f"SELECT entity_id, memory_id, relevance FROM {EntityMemory._meta.db_table} "
-        "WHERE project_id = %s AND entity_id = ANY(%s::bigint[])"
-    )
-    params: list[Any] = [project.pk, list(scores)]
+    table = EntityMemory._meta.db_table
+    sql = f"SELECT entity_id, memory_id, relevance FROM {table} l "
+    params: list[Any] = []
+    if isinstance(memory_ids, list):
+        # the hits' links by the memory index, the entities checked on each: where the
+        # planner intersected both indexes, a name in fifty users' graphs read 7,500 links
+        # to keep 100 (1.0-1.8 ms of statement, 0.2 this way)
+        sql += "JOIN unnest(%s::uuid[]) AS h(id) ON l.memory_id = h.id "
+        params.append(memory_ids)
+    sql += "WHERE l.project_id = %s AND l.entity_id = ANY(%s::bigint[])"
+    params += [project.pk, list(scores)]
     if isinstance(memory_ids, QuerySet):
         subquery, sub_params = memory_ids.query.sql_with_params()
-        sql += f" AND memory_id IN ({subquery})"
+        sql += f" AND l.memory_id IN ({subquery})"
         params += sub_params
-    elif memory_ids is not None:
-        sql += " AND memory_id = ANY(%s::uuid[])"
-        params.append(list(memory_ids))
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         links = cursor.fetchall()
