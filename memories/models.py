@@ -330,7 +330,15 @@ class Memory(models.Model):
                 name="memory_project_user_vectors",
             ),
             models.Index(fields=["project", "agent_id"], name="memory_project_agent"),
-            models.Index(fields=["project", "run_id"], name="memory_project_run"),
+            # a run's memories in the order they were said: search's neighbours (migration 0025)
+            models.Index(
+                F("project"),
+                F("run_id"),
+                Coalesce("occurred_at", "created_at"),
+                F("created_at"),
+                F("id"),
+                name="memory_project_run",
+            ),
             models.Index(fields=["project", "memory_type"], name="memory_project_type"),
             # incremental consolidation: the live memories changed since the last run
             models.Index(
