@@ -2,6 +2,12 @@
 
     MEMORY_EMBEDDED_DB_NAME=bench_scale python -m benchmarks.search_profile --n 100000
     python -m benchmarks.search_profile --n 100000 --mode keyword --rls false
+    MEMORY_EMBEDDED_DB_NAME=bench_locomo python -m benchmarks.search_profile --locomo
+
+`--locomo` searches the store `benchmarks.locomo` built (its conversations' turns, each
+stored plainly) with the data set's questions, each within its conversation's run, as an
+agent searches its own session: a store of a few thousand memories where every default stage
+(dates, neighbours, the graph and session boosts) has work to do.
 
 Searches the store of `benchmarks.scale --n N` with natural questions, one request at a time,
 through the whole Django stack in process, with the default settings: row-level security on
@@ -14,6 +20,7 @@ groups them the same way).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
@@ -31,6 +38,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rls", choices=["true", "false"], default="true")
     parser.add_argument("--top", type=int, default=15, help="statements listed")
     parser.add_argument("--seed", type=int, default=9)
+    parser.add_argument(
+        "--locomo", action="store_true", help="the benchmarks.locomo store and its questions"
+    )
     return parser.parse_args(argv)
 
 
@@ -52,21 +62,28 @@ def profile(args: argparse.Namespace) -> int:
     from tenants.models import Project
     from tenants.services import api_key_create
 
-    project = Project.objects.filter(slug=f"scale-{args.n}").first()
+    slug = "locomo-plain" if args.locomo else f"scale-{args.n}"
+    project = Project.objects.filter(slug=slug).first()
     if project is None:
-        raise SystemExit(f"no store of {args.n}: run benchmarks.scale --n {args.n} first")
+        built_by = "benchmarks.locomo" if args.locomo else f"benchmarks.scale --n {args.n}"
+        raise SystemExit(f"no store {slug}: run {built_by} first")
     key = api_key_create(project=project, scopes=["read"]).raw_key
     client = Client(headers={"authorization": f"Bearer {key}"})
-    texts = queries(args.warmup + args.queries, random.Random(args.seed))
-    print(f"{len(texts)} {args.mode} searches ({args.warmup} warm-up)...")
+    count = args.warmup + args.queries
+    if args.locomo:
+        searches = locomo_questions(count, random.Random(args.seed))
+    else:
+        searches = [(text, {}) for text in queries(count, random.Random(args.seed))]
+    print(f"{len(searches)} {args.mode} searches in {slug} ({args.warmup} warm-up)...")
 
     def search(index: int) -> None:
-        body = {"query": texts[index], "mode": args.mode, "limit": 10}
+        text, filters = searches[index]
+        body = {"query": text, "mode": args.mode, "limit": 10, **filters}
         response = client.post("/api/v1/memories/search/", body, "application/json")
         if response.status_code != 200:
             raise SystemExit(f"search failed: {response.status_code} {response.content[:300]!r}")
 
-    timings = timed_requests(search, len(texts), args.warmup)
+    timings = timed_requests(search, len(searches), args.warmup)
     wall, measured = timings.wall, len(timings.wall)
     statement_rows = timings.statement_rows(args.top)
     summary = {
@@ -85,9 +102,22 @@ def profile(args: argparse.Namespace) -> int:
     )
     print("\nstatements by time per search")
     print(table(["ms/search", "count/search", "statement"], statement_rows))
-    path = write_results(f"search-profile-{args.n}", {**summary, "statements": statement_rows})
+    name = "locomo" if args.locomo else args.n
+    path = write_results(f"search-profile-{name}", {**summary, "statements": statement_rows})
     print(f"\nresults: {path}")
     return 0
+
+
+def locomo_questions(count: int, draws: random.Random) -> list[tuple[str, dict]]:
+    """`count` questions of the LoCoMo data, each with the filter of its conversation's run."""
+    from benchmarks.locomo import DEFAULT_DATA
+
+    pairs = [
+        (str(qa["question"]), {"run_id": sample["sample_id"]})
+        for sample in json.loads(DEFAULT_DATA.read_text())
+        for qa in sample["qa"]
+    ]
+    return [draws.choice(pairs) for _ in range(count)]
 
 
 if __name__ == "__main__":

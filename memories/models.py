@@ -8,7 +8,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Case, F, Q, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
@@ -334,7 +334,10 @@ class Memory(models.Model):
             models.Index(
                 F("project"),
                 F("run_id"),
-                Coalesce("occurred_at", "created_at"),
+                Case(
+                    When(occurred_at__isnull=True, then=F("created_at")),
+                    default=F("occurred_at"),
+                ),
                 F("created_at"),
                 F("id"),
                 name="memory_project_run",

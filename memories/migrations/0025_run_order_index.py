@@ -1,12 +1,14 @@
 from django.db import migrations, models
-from django.db.models import F
-from django.db.models.functions import Coalesce
+from django.db.models import Case, F, When
 
 from platformcore.db.index_swap import swap_index
 
 NAME = "memory_project_run"
 BUILD = "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON memories_memory ({columns})"
-IN_ORDER = "project_id, run_id, (COALESCE(occurred_at, created_at)), created_at, id"
+IN_ORDER = (
+    "project_id, run_id, (CASE WHEN occurred_at IS NULL THEN created_at ELSE occurred_at END),"
+    " created_at, id"
+)
 
 
 class Migration(migrations.Migration):
@@ -20,7 +22,10 @@ class Migration(migrations.Migration):
     # (search/neighbours.py), in the run's order. Through (project, run_id) each of those reads
     # sorted the whole run: ten of them over a 600-turn conversation took 1.8 ms of a search.
     # The run's order in the index makes each a two-row index range (0.1 ms); the index still
-    # serves every filter on the run, so it replaces the old one rather than joining it.
+    # serves every filter on the run, so it replaces the old one rather than joining it. The
+    # order is written as a CASE, not COALESCE: under row-level security PostgreSQL checks a
+    # condition holding a COALESCE only after the policy (it cannot tell it leaks nothing), so
+    # the comparison with the hit's position was no index condition there.
     operations = [
         migrations.SeparateDatabaseAndState(
             database_operations=swap_index(
@@ -35,7 +40,10 @@ class Migration(migrations.Migration):
                     index=models.Index(
                         F("project"),
                         F("run_id"),
-                        Coalesce("occurred_at", "created_at"),
+                        Case(
+                            When(occurred_at__isnull=True, then=F("created_at")),
+                            default=F("occurred_at"),
+                        ),
                         F("created_at"),
                         F("id"),
                         name=NAME,

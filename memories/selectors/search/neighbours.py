@@ -77,12 +77,13 @@ def _neighbours(
     `_position`'s."""
     fields = list(candidate_columns())
     columns = ", ".join(f"b.{name}" for name in (*fields, "ec"))
-    position = "(COALESCE(b.occurred_at, b.created_at), b.created_at, b.id)"
+    # the run's order as its index holds it (memory_project_run): a CASE, where a COALESCE
+    # would keep the comparison out of the index under row-level security
+    said = "(CASE WHEN b.occurred_at IS NULL THEN b.created_at ELSE b.occurred_at END)"
     side = (
         f"SELECT {columns}, %s AS side FROM {base.source('b')}"
-        f" WHERE b.run_id = s.run AND {position} {{op}} (s.w, s.at, s.i)"
-        " ORDER BY COALESCE(b.occurred_at, b.created_at) {order}, b.created_at {order},"
-        " b.id {order} LIMIT %s"
+        f" WHERE b.run_id = s.run AND ({said}, b.created_at, b.id) {{op}} (s.w, s.at, s.i)"
+        f" ORDER BY {said} {{order}}, b.created_at {{order}}, b.id {{order}} LIMIT %s"
     )
     before = side.format(op="<", order="DESC")
     after = side.format(op=">", order="ASC")
