@@ -47,17 +47,29 @@ def fetch_with_settings(
     if getattr(db, "is_citus", False):
         return _fetch_with_set_local(using, sql, params, settings)
     with transaction.atomic(using=using), db.cursor() as cursor:
+        # missing_ok: an extension's setting (pg_trgm's) is unknown until its library loads
         cursor.execute(
-            f"SELECT {', '.join('current_setting(%s), set_config(%s, %s, true)' for _ in names)}",
+            "SELECT "
+            + ", ".join("current_setting(%s, true), set_config(%s, %s, true)" for _ in names),
             [part for name in names for part in (name, name, settings[name])],
         )
         previous = cursor.fetchone()[::2]
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-        # SET LOCAL outlives a savepoint: give the enclosing transaction its values back
+        # SET LOCAL outlives a savepoint: give the enclosing transaction its values back (an
+        # extension's setting unknown before: its default, now that the statement loaded it)
         cursor.execute(
-            f"SELECT {', '.join('set_config(%s, %s, true)' for _ in names)}",
-            [part for name, value in zip(names, previous, strict=True) for part in (name, value)],
+            "SELECT "
+            + ", ".join(
+                "set_config(%s, coalesce(%s, (SELECT reset_val FROM pg_settings"
+                " WHERE name = %s)), true)"
+                for _ in names
+            ),
+            [
+                part
+                for name, value in zip(names, previous, strict=True)
+                for part in (name, value, name)
+            ],
         )
         return rows
 
@@ -71,13 +83,19 @@ def _fetch_with_set_local(
     statement there too), the enclosing transaction's values put back after."""
     names = list(settings)
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
-        cursor.execute(f"SELECT {', '.join('current_setting(%s)' for _ in names)}", names)
+        cursor.execute(f"SELECT {', '.join('current_setting(%s, true)' for _ in names)}", names)
         previous = cursor.fetchone()
         for name in names:
             cursor.execute(f"SET LOCAL {name} = {settings[name]}")
         cursor.execute(sql, params)
         rows = cursor.fetchall()
         for name, value in zip(names, previous, strict=True):
+            if value is None:  # an extension's setting unknown before: its default
+                cursor.execute("SELECT reset_val FROM pg_settings WHERE name = %s", [name])
+                row = cursor.fetchone()
+                if row is None:
+                    continue
+                value = row[0]
             quoted = value.replace("'", "''")
             cursor.execute(f"SET LOCAL {name} = '{quoted}'")
         return rows
