@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -235,6 +236,9 @@ def test_compose_services_come_up_in_order_on_a_fresh_database(servers: Servers)
         for process in processes.values():
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(20)
+        for process in processes.values():  # what a stop left behind (a qcluster child still
+            with contextlib.suppress(ProcessLookupError):  # shutting down) goes too
+                os.killpg(process.pid, signal.SIGKILL)
 
 
 def _auth(key: str) -> dict[str, str]:
