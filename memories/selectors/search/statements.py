@@ -75,7 +75,7 @@ def fetch_with_settings(
 
 
 def _fetch_with_set_local(
-    using: str, sql: str, params: list[Any], settings: dict[str, str]
+    using: str, sql: str, params: list[Any] | dict[str, Any], settings: dict[str, str]
 ) -> list[tuple]:
     """fetch_with_settings on a Citus coordinator: each setting a `SET LOCAL` of its own,
     which Citus forwards to the workers where the statement's scans run (it forwards the
