@@ -271,8 +271,8 @@ def _memory_scores(
     params: list[Any] = []
     if memory_ids is not None and not isinstance(memory_ids, QuerySet):
         # the hits' links by the memory index, the entities checked on each: where the
-        # planner intersected both indexes, a name in fifty users' graphs read 7,500 links
-        # to keep 100 (1.0-1.8 ms of statement, 0.2 this way)
+        # planner intersected both indexes, a name in fifty users' graphs read all its links
+        # to keep the hits' (docs/graph.md, "hybrid graph boost")
         sql += "JOIN unnest(%s::uuid[]) AS h(id) ON l.memory_id = h.id "
         params.append(list(memory_ids))
     sql += "WHERE l.project_id = %s AND l.entity_id = ANY(%s::bigint[])"

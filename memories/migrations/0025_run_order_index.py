@@ -20,8 +20,8 @@ class Migration(migrations.Migration):
 
     # Hybrid search reads the memories said just before and after its best hits in their run
     # (search/neighbours.py), in the run's order. Through (project, run_id) each of those reads
-    # sorted the whole run: ten of them over a 600-turn conversation took 1.8 ms of a search.
-    # The run's order in the index makes each a two-row index range (0.1 ms); the index still
+    # sorted the whole run. The run's order in the index makes each a range of a few index
+    # entries (docs/search.md, "Neighbours", has the figures); the index still
     # serves every filter on the run, so it replaces the old one rather than joining it. The
     # order is written as a CASE, not COALESCE: under row-level security PostgreSQL checks a
     # condition holding a COALESCE only after the policy (it cannot tell it leaks nothing), so
