@@ -20,10 +20,10 @@ from typing import Any, Literal, NotRequired, get_args
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.db import transaction
 from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (the schema)
 
 from platformcore.event_log import event_log
+from platformcore.lib.after_response import after_commit_and_response
 
 logger = logging.getLogger(__name__)
 
@@ -96,14 +96,15 @@ def emit(
 
 
 def emit_many(*, project_id: int, project_slug: str, events: list[EventSpec]) -> None:
-    """Several events of one project, sent in order after the commit with one hop to the
+    """Several events of one project, sent in order after the commit (and after the answer of
+    an API request: platformcore/lib/after_response.py) with one hop to the
     channel layer's event loop (a hop per event would cost a bulk write of 1,000 memories
     a thousand hops) and one write to the replay buffer."""
     if not events:
         return
     at = datetime.now(UTC).isoformat()
     batch = [_event(project_slug, at, spec) for spec in events]
-    transaction.on_commit(lambda: _send(project_id, batch))
+    after_commit_and_response(lambda: _send(project_id, batch))
 
 
 def _event(project_slug: str, at: str, spec: EventSpec) -> Event:

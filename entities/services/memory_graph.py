@@ -33,6 +33,7 @@ from entities.services.resolution import entities_resolve_groups
 from memories.models import ContradictionReview, Memory
 from memories.services.contradictions import Verdict, contradiction_record
 from memories.tasks import enqueue
+from platformcore.lib.after_response import after_response, collecting
 from platformcore.lib.db_outage import is_db_outage
 from platformcore.lib.errors import InvalidInput
 from platformcore.llm import get_llm
@@ -190,16 +191,19 @@ def _named_plan(project: Project, memory: Memory, names: list[str]) -> _Plan:
 
 
 def _extraction_mode() -> str:
+    """off, async (a job per memory), sync (in the write's transaction), or auto: the LLM
+    extractor as a job, the offline one after the answer of an API request and in the
+    write's transaction anywhere else (platformcore/lib/after_response.py)."""
     mode = settings.MEMORY_GRAPH_EXTRACTION
     if mode == "auto":
-        return "sync" if get_llm() is None else "async"
+        return "auto" if get_llm() is None else "async"
     return str(mode)
 
 
 def _extract_inline(project: Project, new: list[Memory]) -> dict[UUID, _Plan]:
     """The checked extraction of each memory this write inserted (live: it has just been
-    written) when extraction runs inline; otherwise the memories are queued for the job (or
-    left alone) and there is nothing to apply now."""
+    written) when extraction runs inline; otherwise the memories are queued for the job or
+    for after the response (or left alone) and there is nothing to apply now."""
     match _extraction_mode():
         case "off":
             return {}
@@ -207,9 +211,25 @@ def _extract_inline(project: Project, new: list[Memory]) -> dict[UUID, _Plan]:
             for memory in new:
                 enqueue("entities.tasks.extract_memory_graph", project.pk, str(memory.pk))
             return {}
+        case "auto" if collecting():
+            after_response(lambda: _extract_after_response(project, new))
+            return {}
         case _:
             plans = {memory.pk: _extracted_plan(project, memory) for memory in new}
             return {pk: plan for pk, plan in plans.items() if plan is not None}
+
+
+def _extract_after_response(project: Project, new: list[Memory]) -> None:
+    """The offline extraction of an API write's new memories, once its answer is sent: those
+    still live (a write that rolled back, or a memory deleted since, has nothing to extract),
+    in the order they were written, as one set-wise graph update."""
+    ids = [memory.pk for memory in new]
+    live = set(
+        Memory.objects.for_project(project).alive().filter(pk__in=ids).values_list("pk", flat=True)
+    )
+    plans = [_extracted_plan(project, memory) for memory in new if memory.pk in live]
+    if any(plans):
+        _apply_stored(project, [plan for plan in plans if plan is not None])
 
 
 def _extracted_plan(project: Project, memory: Memory) -> _Plan | None:

@@ -40,6 +40,7 @@ from memories.services.contradictions import contradiction_cues, contradiction_r
 from memories.services.tuning import tuning
 from platformcore.events import emit
 from platformcore.lib.actor import Actor
+from platformcore.lib.after_response import after_commit_and_response
 from platformcore.lib.errors import InvalidInput
 from platformcore.lib.result_cache import quiet_writes
 from tenants.models import Project
@@ -256,13 +257,14 @@ RETURNING inserts_since_consolidation
 
 
 def count_insert(*, project: Project, count: int = 1) -> None:
-    """Count `count` inserts after the write commits (a statement of its own, so writers never
-    queue on the counter row) and enqueue consolidation every `interval` inserts."""
+    """Count `count` inserts after the write commits and its answer is sent (a statement of
+    its own, so writers never queue on the counter row) and enqueue consolidation every
+    `interval` inserts."""
     interval = int(tuning(project, "consolidation_interval") or 0)
     if interval <= 0:
         return
     project_id = project.pk
-    transaction.on_commit(lambda: _count_committed_insert(project_id, interval, count))
+    after_commit_and_response(lambda: _count_committed_insert(project_id, interval, count))
 
 
 _TAKE_SQL = """

@@ -105,8 +105,9 @@ MEMORY_TIER_EXPIRY = env_bool("MEMORY_TIER_EXPIRY", False)
 MEMORY_UTILITY_SCORING = env_bool("MEMORY_UTILITY_SCORING", True)
 MEMORY_UTILITY_RANK_WEIGHT = env_float("MEMORY_UTILITY_RANK_WEIGHT", 0.2, minimum=0, maximum=1)
 
-# Knowledge graph: entity/relation extraction on store. auto = offline extractor inline,
-# LLM extractor as a background job; sync/async force one; off disables extraction.
+# Knowledge graph: entity/relation extraction on store. auto = offline extractor after the
+# answer of an API write (inline elsewhere), LLM extractor as a background job; sync (inline,
+# in the write's transaction) / async (a job) force one; off disables extraction.
 MEMORY_GRAPH_EXTRACTION = env_choice(
     "MEMORY_GRAPH_EXTRACTION", "auto", {"auto", "sync", "async", "off"}
 )

@@ -58,6 +58,7 @@ INSTALLED_APPS = [
 # (lib/inline_middleware.py).
 MIDDLEWARE = [
     "memoryplatform.request_observation.RequestObservationMiddleware",  # request id, metrics
+    "platformcore.lib.after_response.AfterResponseMiddleware",  # work for after the answer
     "platformcore.lib.inline_middleware.RefuseNulMiddleware",  # NUL in a path or query: 400
     "tenants.throttling.AddressRateLimitMiddleware",  # requests without a key, per address
     "platformcore.lib.inline_middleware.InlineSecurityMiddleware",

@@ -72,7 +72,8 @@ async def test_admin_login_page_through_the_asgi_app() -> None:
 
 async def test_a_write_through_the_asgi_app_reaches_websocket_subscribers() -> None:
     """The event is sent from the request's thread to the channel layer on the server's event
-    loop (the in-memory layer only works there)."""
+    loop (the in-memory layer only works there). The graph, extracted after the answer, sends
+    its events after the memory's."""
     alice = await sync_to_async(make_tenant)("alice")
     ws = WebsocketCommunicator(
         application, f"/ws/events/?api_key={alice.key}", headers=[(b"origin", b"http://localhost")]
@@ -80,12 +81,14 @@ async def test_a_write_through_the_asgi_app_reaches_websocket_subscribers() -> N
     connected, _ = await ws.connect()
     assert connected
     assert (await ws.receive_json_from())["type"] == "subscribed"
-    status, created = await request(
-        alice.key, "POST", "/api/v1/memories/", {"content": "Live over ASGI", "user_id": "u1"}
-    )
+    body = {"content": "Marie Curie works at the Sorbonne", "user_id": "u1"}
+    status, created = await request(alice.key, "POST", "/api/v1/memories/", body)
     assert status == 201
     event = await ws.receive_json_from(timeout=5)
     assert (event["type"], event["data"]["id"]) == ("memory_created", created["id"])
+    graph = [(await ws.receive_json_from(timeout=5)) for _ in range(2)]
+    assert {e["type"] for e in graph} == {"entity_created"}
+    assert {e["data"]["name"] for e in graph} == {"Marie Curie", "Sorbonne"}
     await ws.disconnect()
 
 
