@@ -13,6 +13,7 @@ return `relations` (`{source, relationship, destination}`), as mem0's graph memo
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 from django.conf import settings
@@ -38,6 +39,7 @@ from memories.services.memories import memories_delete_scope, memory_delete, mem
 from memories.services.reading import memories_recall
 from memories.services.reset import project_reset
 from platformcore.lib.actor import Actor
+from platformcore.lib.after_response import answered_with_it
 from platformcore.lib.errors import InvalidInput, NotFound
 from tenants.models import Project
 
@@ -92,9 +94,11 @@ def oss_add(
     }
     messages = [data["messages"]] if isinstance(data["messages"], dict) else data["messages"]
     if data.get("infer") is False:
-        events = store_each_message(messages, common)
+        with answered_with_it() if graph else nullcontext():
+            events = store_each_message(messages, common)
     else:
-        added = memories_add(messages=messages, prompt=data.get("prompt"), **common)
+        with answered_with_it() if graph else nullcontext():  # the graph is in the answer
+            added = memories_add(messages=messages, prompt=data.get("prompt"), **common)
         events = added["results"]
     body: dict[str, Any] = {"results": [oss_event(event) for event in events]}
     if graph:

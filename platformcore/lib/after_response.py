@@ -10,6 +10,8 @@ platformcore/lib/asgi_http.py), so the caller's wait no longer includes it.
 - `after_response(work)`: inside a request, queued for after the response; anywhere else (a
   job, a command, an MCP tool over stdio) run at once.
 - `after_commit_and_response(work)`: once the current transaction commits, then as above.
+- `with answered_with_it():` work registered in the block runs at once, for an answer that
+  reads what that work writes (mem0's `add` with `enable_graph` answers with the relations).
 
 Queued work runs in the project scope (row-level security) it was queued in; a failure is
 logged and never reaches the client, who has its answer already. Django's test client closes
@@ -24,7 +26,8 @@ here.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -50,6 +53,17 @@ def after_response(work: Callable[[], Any]) -> None:
         work()
         return
     queue.append(carrying_scope(work))
+
+
+@contextmanager
+def answered_with_it() -> Iterator[None]:
+    """Within the block, work is done at once (inline), not after the response: the caller's
+    answer reads what it writes."""
+    token = _queue.set(None)
+    try:
+        yield
+    finally:
+        _queue.reset(token)
 
 
 def after_commit_and_response(work: Callable[[], Any], using: str | None = None) -> None:

@@ -135,3 +135,13 @@ def test_searches_of_every_wrapper_count_against_the_search_limit(alice, setting
     assert alice.get("/v1/memories/search/?q=tea&user_id=u1").status_code == 200
     assert alice.get("/v1/memories/search/?q=tea&user_id=u1").status_code == 429
     assert alice.get("/v1/memories/?user_id=u1").status_code == 200  # a read
+
+
+def test_add_with_the_graph_answers_with_the_relations_it_made(alice) -> None:
+    """The graph of an API write is otherwise extracted after the answer; mem0's `add` with
+    `enable_graph` answers with it, so it is extracted before."""
+    body = {"messages": "I work at Google with Priya", "user_id": "u1", "enable_graph": True}
+    added = _json(alice.post("/v1/memories/", body))
+    relations = added["relations"]["added_entities"]
+    assert relations, added
+    assert any(r["destination"].lower() == "google" for r in relations), relations
