@@ -79,6 +79,7 @@ def _free_port() -> int:
 class LiveServer:
     url: str
     process: subprocess.Popen[bytes]
+    application: str = ""  # its connections' application_name (LIVE_SERVER_APPLICATION-port)
 
     @asynccontextmanager
     async def session(self, key: str) -> AsyncIterator[ClientSession]:
@@ -147,12 +148,15 @@ class SharedLiveServer:
 def start_live_server(extra: dict[str, str]) -> LiveServer:
     port = _free_port()
     command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
+    # named apart from any other live server (a session's, still up), so a test can count
+    # this one's connections alone
+    application = f"{LIVE_SERVER_APPLICATION}-{port}"
     process = subprocess.Popen(
         [*command, "memoryplatform.asgi:application"],
-        env=child_env(PGAPPNAME=LIVE_SERVER_APPLICATION, **extra),  # its connections, by name
+        env=child_env(PGAPPNAME=application, **extra),  # its connections, by name
         cwd=str(settings.BASE_DIR),
     )
-    server = LiveServer(url=f"http://127.0.0.1:{port}", process=process)
+    server = LiveServer(url=f"http://127.0.0.1:{port}", process=process, application=application)
     try:
         _wait_until_up(server.url, process)
     except BaseException:
@@ -180,9 +184,9 @@ def wait_until_server_idle(timeout: float = 30.0) -> None:
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT count(*) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND application_name = %s"
+                " WHERE datname = current_database() AND application_name LIKE %s"
                 " AND state <> 'idle'",
-                [LIVE_SERVER_APPLICATION],
+                [f"{LIVE_SERVER_APPLICATION}%"],
             )
             busy = cursor.fetchone()[0]
         quiet = 0 if busy else quiet + 1

@@ -14,7 +14,6 @@ from django.db import connection
 
 from platformcore.db.rls import as_owner
 from tests.mcpserver.conftest import (  # noqa: F401 (fixture)
-    LIVE_SERVER_APPLICATION,
     child_env,
     live_server_mcp,
 )
@@ -28,13 +27,14 @@ SERVER_POOL = 10  # MEMORY_DB_POOL_SIZE's default; asgi.py turns pooling on for 
 BESIDE_THE_POOL = 6
 
 
-def _server_connections() -> int:
-    """The live server's connections (by their application name), not this process's."""
+def _server_connections(server) -> int:
+    """The live server's connections (by their application name), not this process's nor
+    another live server's."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
             " AND application_name = %s",
-            [LIVE_SERVER_APPLICATION],
+            [server.application],
         )
         return cursor.fetchone()[0]
 
@@ -61,17 +61,17 @@ def test_many_requests_reuse_a_bounded_pool_of_connections(live_server_mcp, alic
     with _client_with_tea(live_server_mcp, alice) as client:
         for _ in range(REQUESTS):
             _search_tea(client)
-    assert _settled_connections() <= SERVER_POOL + BESIDE_THE_POOL
+    assert _settled_connections(live_server_mcp) <= SERVER_POOL + BESIDE_THE_POOL
 
 
-def _settled_connections(seconds: float = 5.0) -> int:
+def _settled_connections(server, seconds: float = 10.0) -> int:
     """The fewest connections seen within a few seconds: a thread finishing its after-response
     work may hold one for a moment on a busy machine; a leak keeps them all."""
     deadline = time.monotonic() + seconds
-    fewest = _server_connections()
+    fewest = _server_connections(server)
     while fewest > SERVER_POOL + BESIDE_THE_POOL and time.monotonic() < deadline:
         time.sleep(0.25)
-        fewest = min(fewest, _server_connections())
+        fewest = min(fewest, _server_connections(server))
     return fewest
 
 
@@ -86,7 +86,7 @@ def test_connections_the_database_closed_are_replaced_not_used(live_server_mcp, 
                 cursor.execute(
                     "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity"
                     " WHERE datname = current_database() AND application_name = %s",
-                    [LIVE_SERVER_APPLICATION],
+                    [live_server_mcp.application],
                 )
                 assert cursor.fetchone()[0] >= 1
         assert _search_tea(client) == ["User likes tea"]
