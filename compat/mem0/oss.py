@@ -93,13 +93,11 @@ def oss_add(
         "metadata": data.get("metadata") or {},
     }
     messages = [data["messages"]] if isinstance(data["messages"], dict) else data["messages"]
-    if data.get("infer") is False:
-        with answered_with_it() if graph else nullcontext():
+    with answered_with_it() if graph else nullcontext():  # the graph is in the answer
+        if data.get("infer") is False:
             events = store_each_message(messages, common)
-    else:
-        with answered_with_it() if graph else nullcontext():  # the graph is in the answer
-            added = memories_add(messages=messages, prompt=data.get("prompt"), **common)
-        events = added["results"]
+        else:
+            events = memories_add(messages=messages, prompt=data.get("prompt"), **common)["results"]
     body: dict[str, Any] = {"results": [oss_event(event) for event in events]}
     if graph:
         touched = [e["id"] for e in events if e.get("id") and e["event"] in ("ADD", "UPDATE")]

@@ -227,9 +227,10 @@ def _extract_after_response(project: Project, new: list[Memory]) -> None:
     live = set(
         Memory.objects.for_project(project).alive().filter(pk__in=ids).values_list("pk", flat=True)
     )
-    plans = [_extracted_plan(project, memory) for memory in new if memory.pk in live]
-    if any(plans):
-        _apply_stored(project, [plan for plan in plans if plan is not None])
+    extracted = (_extracted_plan(project, memory) for memory in new if memory.pk in live)
+    plans = [plan for plan in extracted if plan is not None]
+    if plans:
+        _apply_stored(project, plans)
 
 
 def _extracted_plan(project: Project, memory: Memory) -> _Plan | None:
