@@ -52,6 +52,35 @@ class Timings:
     wall: list[float] = field(default_factory=list)
     sql: list[float] = field(default_factory=list)
     statements: list[int] = field(default_factory=list)
+    stages: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    measuring: bool = False
+
+    def note_stages(self, response: Any) -> None:
+        """Keep a measured response's `Server-Timing` (platformcore/lib/stages.py): ms by stage."""
+        if not self.measuring:
+            return
+        for part in response.get("Server-Timing", "").split(","):
+            name, _, duration = part.strip().partition(";dur=")
+            if duration:
+                self.stages[name].append(float(duration))
+
+    def stage_rows(self) -> list[list[Any]]:
+        """[stage, p50, p95, mean, share of requests] from `Server-Timing`, in request order; a
+        stage a request did not go through counts 0 for it."""
+        measured = len(self.wall)
+        rows = []
+        for name, values in self.stages.items():
+            padded = sorted(values + [0.0] * (measured - len(values)))
+            rows.append(
+                [
+                    name,
+                    round(padded[len(padded) // 2], 2),
+                    round(padded[min(len(padded) - 1, int(len(padded) * 0.95))], 2),
+                    round(sum(values) / measured, 2),
+                    round(len(values) / measured, 2),
+                ]
+            )
+        return rows
 
     def statement_rows(self, top: int) -> list[list[Any]]:
         """[ms per request, count per request, shape] of the `top` costliest shapes."""
@@ -68,18 +97,21 @@ def timed_requests(
     count: int,
     warmup: int,
     measuring: Callable[[], None] | None = None,
+    timings: Timings | None = None,
 ) -> Timings:
     """Call `send(index)` for each of `count` requests; the first `warmup` are not measured
-    (`measuring` is called when measuring starts)."""
+    (`measuring` is called when measuring starts). `send` may hand its response to the
+    timings' `note_stages` (given, or returned), which keeps the measured ones."""
     from django.db import connection
 
-    timings = Timings()
+    timings = timings or Timings()
     clock = timings.clock
     with connection.execute_wrapper(clock):
         for index in range(count):
             if index == warmup:
                 clock.ms.clear()
                 clock.count.clear()
+                timings.measuring = True
                 if measuring is not None:
                     measuring()
             clock.request_ms, clock.request_count = 0.0, 0

@@ -26,7 +26,7 @@ import random
 import statistics
 
 from benchmarks.common import percentiles, setup_django, table, write_results
-from benchmarks.request_clock import timed_requests
+from benchmarks.request_clock import Timings, timed_requests
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -82,8 +82,10 @@ def profile(args: argparse.Namespace) -> int:
         response = client.post("/api/v1/memories/search/", body, "application/json")
         if response.status_code != 200:
             raise SystemExit(f"search failed: {response.status_code} {response.content[:300]!r}")
+        timings.note_stages(response)
 
-    timings = timed_requests(search, len(searches), args.warmup)
+    timings = Timings()
+    timed_requests(search, len(searches), args.warmup, timings=timings)
     wall, measured = timings.wall, len(timings.wall)
     statement_rows = timings.statement_rows(args.top)
     summary = {
@@ -100,10 +102,15 @@ def profile(args: argparse.Namespace) -> int:
         f"{summary['statements_per_search']} statements (the semantic side runs beside the "
         "keyword side on its own connection: its statements are not in these figures)"
     )
+    stage_rows = timings.stage_rows()
+    print("\nstages (Server-Timing; the semantic side's embed and vector run beside keyword)")
+    print(table(["stage", "p50", "p95", "mean", "share"], stage_rows))
     print("\nstatements by time per search")
     print(table(["ms/search", "count/search", "statement"], statement_rows))
     name = "locomo" if args.locomo else args.n
-    path = write_results(f"search-profile-{name}", {**summary, "statements": statement_rows})
+    path = write_results(
+        f"search-profile-{name}", {**summary, "stages": stage_rows, "statements": statement_rows}
+    )
     print(f"\nresults: {path}")
     return 0
 

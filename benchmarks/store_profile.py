@@ -24,7 +24,7 @@ import statistics
 import time
 
 from benchmarks.common import percentiles, setup_django, table, write_results
-from benchmarks.request_clock import timed_requests
+from benchmarks.request_clock import Timings, timed_requests
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -77,11 +77,13 @@ def profile(args: argparse.Namespace) -> int:
     created: list[str] = []
     print(f"storing {len(bodies)} memories one by one into {live} ({args.warmup} warm-up)...")
     profiler = cProfile.Profile()
+    timings = Timings()
 
     def store(index: int) -> None:
         response = client.post("/api/v1/memories/", bodies[index], "application/json")
         if response.status_code >= 300:
             raise SystemExit(f"store failed: {response.status_code} {response.content[:300]!r}")
+        timings.note_stages(response)
         body = response.json()
         if body["created"]:  # a merge answers with the older memory's id
             created.append(body["id"])
@@ -89,7 +91,7 @@ def profile(args: argparse.Namespace) -> int:
             print(f"  {index + 1}/{len(bodies)}")
 
     measuring = profiler.enable if args.cprofile else None
-    timings = timed_requests(store, len(bodies), args.warmup, measuring)
+    timed_requests(store, len(bodies), args.warmup, measuring, timings)
     profiler.disable()
     texts = [body["content"] for body in bodies[args.warmup :]]
     encode = []
@@ -118,13 +120,18 @@ def profile(args: argparse.Namespace) -> int:
         f"{summary['statements_per_store']} statements; encoder p50 "
         f"{summary['encode_ms']['p50']} ms; {summary['stores_per_s']} stores/s sequential"
     )
+    stage_rows = timings.stage_rows()
+    print("\nstages before the answer (Server-Timing; the graph's extraction runs after it)")
+    print(table(["stage", "p50", "p95", "mean", "share"], stage_rows))
     print("\nstatements by time per store")
     print(table(["ms/store", "count/store", "statement"], statement_rows))
     if args.cprofile:
         print("\nPython functions by own time (all stores)")
         pstats.Stats(profiler).sort_stats("tottime").print_stats(args.cprofile)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.cprofile)
-    path = write_results(f"store-profile-{args.n}", {**summary, "statements": statement_rows})
+    path = write_results(
+        f"store-profile-{args.n}", {**summary, "stages": stage_rows, "statements": statement_rows}
+    )
     print(f"\nresults: {path}")
     return 0
 

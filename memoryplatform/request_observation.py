@@ -6,6 +6,9 @@
   `X-Request-ID`, so a client's report, a proxy's log line and ours can be matched.
 - **Metrics**: count and time of the request by its route (the resolved URL pattern's name),
   method and status class (platformcore/metrics.py).
+- **Stages**: the time of each stage the request went through (a search's keyword statement,
+  query embedding, vector statement, fusion...) in the `Server-Timing` header, with `total`
+  (platformcore/lib/stages.py).
 
 Sync and async capable, in whichever mode the chain runs, with no thread hop (see
 platformcore/lib/inline_middleware.py for why that matters under ASGI).
@@ -25,6 +28,7 @@ from django.http import HttpRequest, HttpResponseBase
 
 from memoryplatform import logs
 from platformcore import metrics
+from platformcore.lib import stages
 
 HEADER = "X-Request-ID"
 _ACCEPTED_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -46,18 +50,20 @@ class RequestObservationMiddleware:
             return self._acall(request)
         started, token = _begin(request)
         try:
-            response = self.get_response(request)
+            with stages.recording() as record:
+                response = self.get_response(request)
         finally:
             logs.request_id.reset(token)
-        return _finish(request, response, started)
+        return _finish(request, response, started, record)
 
     async def _acall(self, request: HttpRequest) -> HttpResponseBase:
         started, token = _begin(request)
         try:
-            response = await self.get_response(request)
+            with stages.recording() as record:
+                response = await self.get_response(request)
         finally:
             logs.request_id.reset(token)
-        return _finish(request, response, started)
+        return _finish(request, response, started, record)
 
 
 def _begin(request: HttpRequest) -> tuple[float, Any]:
@@ -67,9 +73,13 @@ def _begin(request: HttpRequest) -> tuple[float, Any]:
     return time.perf_counter(), logs.request_id.set(request_id)
 
 
-def _finish(request: HttpRequest, response: HttpResponseBase, started: float) -> Any:
+def _finish(
+    request: HttpRequest, response: HttpResponseBase, started: float, record: stages.Record
+) -> Any:
     seconds = time.perf_counter() - started
     response[HEADER] = request.request_id  # type: ignore[attr-defined]
+    if record.seconds:
+        response["Server-Timing"] = record.header(seconds)
     route = route_of(request)
     metrics.observe_request(
         route=route, method=request.method or "", status=response.status_code, seconds=seconds

@@ -15,6 +15,7 @@ from rest_framework.request import Request
 
 from platformcore.db.router import note_key
 from platformcore.lib.project_scope import enter_project
+from platformcore.lib.stages import stage
 from platformcore.lib.work_budget import note_credential
 from tenants.models import ApiKey, Project
 from tenants.oauth.services import bearer_verify
@@ -104,7 +105,8 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         )
         if raw_key is None:
             return None
-        api_key = bearer_verify(raw_key, request.build_absolute_uri(request.path))
+        with stage("auth"):
+            api_key = bearer_verify(raw_key, request.build_absolute_uri(request.path))
         if api_key is None:
             raise exceptions.AuthenticationFailed(
                 "Invalid, revoked or expired API key or access token."

@@ -59,6 +59,7 @@ from platformcore.lib.errors import (
     parse_uuid,
 )
 from platformcore.lib.hooks import run_hooks
+from platformcore.lib.stages import stage
 from platformcore.lib.tokens import count_tokens
 from tenants.models import Project
 
@@ -117,18 +118,24 @@ def memory_create(
     values = scrub_for_storage(project=project, values=validated(data))  # before hash, embed
     memory = build_memory(project, with_defaults(values), scope)
     episodes_for_memories(project=project, memories=[memory], requested=[data.episode_id])
-    existing = find_live_duplicate(project=project, digest=memory.content_hash, scope=scope)
+    with stage("duplicate"):
+        existing = find_live_duplicate(project=project, digest=memory.content_hash, scope=scope)
     if existing is not None:
         result = CreateResult(existing, created=False)
     else:
-        memory.embedding = embedding or embed_or_none([memory.content])[0]
-        survivor = merge_near_duplicate(memory=memory, actor=actor)  # takes the scope's lock
+        with stage("embed"):
+            memory.embedding = embedding or embed_or_none([memory.content])[0]
+        with stage("near_duplicate"):
+            survivor = merge_near_duplicate(memory=memory, actor=actor)  # takes the scope's lock
         if survivor is not None:
             result = CreateResult(survivor, created=False)
         else:  # a concurrent exact duplicate still wins here, on the unique constraint
-            result = insert_memory(memory, actor)
-    announce_stored(project, [result], [data])
-    after_inserts(project, [result])
+            with stage("insert"):
+                result = insert_memory(memory, actor)
+    with stage("graph"):
+        announce_stored(project, [result], [data])
+    with stage("counters"):
+        after_inserts(project, [result])
     return result
 
 

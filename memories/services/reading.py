@@ -26,6 +26,7 @@ from memories.services.reinforcement import memories_reinforce_later
 from platformcore.db.router import read_alias
 from platformcore.lib import result_cache
 from platformcore.lib.hooks import run_hooks
+from platformcore.lib.stages import stage
 from tenants.models import Project
 
 
@@ -47,7 +48,8 @@ def memories_recall(*, project: Project, query: SearchQuery) -> SearchResult:
         lambda: memory_search(project=project, query=query),
         store=read_alias() == DEFAULT_DB_ALIAS,
     )
-    _answered(project, result, [hit.memory.pk for hit in result.hits], started, cached)
+    with stage("reinforce"):
+        _answered(project, result, [hit.memory.pk for hit in result.hits], started, cached)
     return result
 
 
@@ -75,7 +77,8 @@ def memories_recall_across_sources(
         store=read_alias() == DEFAULT_DB_ALIAS,
     )
     returned = [hit.memory.pk for hit in result.hits if isinstance(hit, SearchHit)]
-    _answered(project, result, returned, started, cached)
+    with stage("reinforce"):
+        _answered(project, result, returned, started, cached)
     return result
 
 

@@ -28,6 +28,7 @@ from memories.selectors.memories import memories_by_id, memory_queryset, project
 from memories.selectors.quality import rank_factor
 from memories.selectors.search import rerank
 from memories.selectors.search_types import Candidate, SearchHit, SearchQuery, summary_fits
+from platformcore.lib import stages
 from platformcore.lib.errors import InvalidInput
 from platformcore.metrics import timed_search
 from tenants.models import Project
@@ -241,10 +242,14 @@ def memory_search(*, project: Project, query: SearchQuery) -> SearchResult:
     validate_query(query)
     query = without_own_name(in_namespace(query))
     mode = _resolve(query.mode)
-    hits = _rank_by_confidence(mode(project=project, query=query))
+    hits = mode(project=project, query=query)
+    with stages.stage("decay"):
+        hits = _rank_by_confidence(hits)
     if rerank.wanted(query):
-        hits = rerank.reranked(query, hits)
-    page = _load_rows(project, hits[query.offset : query.offset + query.limit])
+        with stages.stage("rerank"):
+            hits = rerank.reranked(query, hits)
+    with stages.stage("rows"):
+        page = _load_rows(project, hits[query.offset : query.offset + query.limit])
     page, tokens, exhausted = _within_budget(page, query.token_budget)
     return SearchResult(
         hits=page,

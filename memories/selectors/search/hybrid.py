@@ -49,6 +49,7 @@ from memories.selectors.search.neighbours import add_neighbours
 from memories.selectors.search.semantic import min_similarity_of, semantic_ranked_for
 from memories.selectors.search.summaries import keyword_matches_with_summaries
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
+from platformcore.lib import stages
 from platformcore.lib.db_threads import beside
 from platformcore.lib.errors import InvalidInput, ProviderError, check_unit_interval
 from tenants.models import Project
@@ -78,7 +79,7 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
             logger.warning("hybrid search without vectors: %s", exc)
             return None
 
-    semantic_soon = beside(semantic_side)
+    semantic_soon = beside(stages.carrying(semantic_side))
     keyword = keyword_side(
         base,
         query.text,
@@ -88,15 +89,20 @@ def hybrid_search(*, project: Project, query: SearchQuery) -> list[SearchHit]:
         project_id=project.pk,
     )
     boosts = _prepare_boosts(project, query) if _boosted(query) else []
-    semantic = semantic_soon.result()
-    keyword = keyword_matches_with_summaries(
-        project_id=project.pk,
-        base=base,
-        side=keyword,
-        lexemes=query_lexemes(query.text, project_id=project.pk),
-        limit=pool,
-    )
-    hits = add_neighbours(base, _fused(fusion, keyword, semantic or [], alpha), query)
+    with stages.stage("semantic_wait"):  # the semantic side still running on its thread
+        semantic = semantic_soon.result()
+    with stages.stage("summaries"):
+        keyword = keyword_matches_with_summaries(
+            project_id=project.pk,
+            base=base,
+            side=keyword,
+            lexemes=query_lexemes(query.text, project_id=project.pk),
+            limit=pool,
+        )
+    with stages.stage("fusion"):
+        fused = _fused(fusion, keyword, semantic or [], alpha)
+    with stages.stage("neighbours"):
+        hits = add_neighbours(base, fused, query)
     if semantic is None:
         for hit in hits:
             hit.parts["semantic_unavailable"] = 1.0
@@ -177,7 +183,8 @@ def _prepare_boosts(project: Project, query: SearchQuery) -> list[tuple[Any, dic
     boosts = []
     for boost in resolve_boosts():
         prepare = getattr(boost, "prepare", None)
-        extra = {"prepared": prepare(project=project, query=query)} if prepare else {}
+        with stages.stage(_boost_name(boost)):
+            extra = {"prepared": prepare(project=project, query=query)} if prepare else {}
         boosts.append((boost, extra))
     return boosts
 
@@ -190,8 +197,14 @@ def _apply_boosts(
 ) -> None:
     by_id = {hit.memory.pk: hit for hit in hits}
     for boost, extra in boosts:
-        name = getattr(boost, "boost_name", boost.__name__)
-        for memory_id, amount in boost(project=project, query=query, hits=hits, **extra).items():
+        name = _boost_name(boost)
+        with stages.stage(name):
+            amounts = boost(project=project, query=query, hits=hits, **extra)
+        for memory_id, amount in amounts.items():
             if memory_id in by_id:
                 by_id[memory_id].score += amount
                 by_id[memory_id].parts[name] = amount
+
+
+def _boost_name(boost: Any) -> str:
+    return getattr(boost, "boost_name", boost.__name__)

@@ -46,6 +46,7 @@ from memories.selectors.search_types import Ranked, SearchHit
 from memories.selectors.search_types import SearchQuery as MemorySearchQuery
 from platformcore.db.citus import shard_statistics
 from platformcore.db.rls import as_owner
+from platformcore.lib.stages import stage
 from tenants.models import Project
 
 _WEBSEARCH_SYNTAX = re.compile(r'"|(^|\s)-\w')
@@ -105,7 +106,20 @@ def keyword_side(
     project_id: int | None = None,
 ) -> KeywordSide:
     """`keyword_ranked`'s matches with the share of the query each holds (one statement)."""
-    base = search_base(queryset)
+    with stage("keyword"):
+        return _keyword_side(
+            search_base(queryset),
+            text,
+            limit=limit,
+            match=match,
+            share=share,
+            project_id=project_id,
+        )
+
+
+def _keyword_side(
+    base: SearchBase, text: str, *, limit: int, match: str, share: float, project_id: int | None
+) -> KeywordSide:
     if match == "all" or _WEBSEARCH_SYNTAX.search(text):
         return KeywordSide(_strict_ranked(base.queryset(), text, limit=limit))
     lexemes = query_lexemes(text, project_id=project_id)

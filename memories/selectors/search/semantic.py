@@ -33,6 +33,7 @@ from memories.selectors.search.statements import fetch_with_settings
 from memories.selectors.search.summaries import with_summaries
 from memories.selectors.search_types import Ranked, SearchHit, SearchQuery
 from memories.services.embedding_space import store_embedder, switch_announced
+from platformcore.lib.stages import stage
 from platformcore.lib.vectors import vector_literal
 from tenants.models import Project
 
@@ -174,21 +175,26 @@ def semantic_ranked_for(
     is embedded again with the store's model (the switch's moment, docs/operations.md)."""
 
     def ranked(vector: list[float]) -> Ranked:
-        found = semantic_ranked(base, vector, limit=limit, min_similarity=min_similarity, **options)
-        _, merged = with_summaries(
-            project_id=project_id,
-            base=base,
-            keyword=None,
-            semantic=found,
-            lexemes=[],
-            vector=vector,
-            limit=limit,
-            min_similarity=min_similarity,
-        )
+        with stage("vector"):
+            found = semantic_ranked(
+                base, vector, limit=limit, min_similarity=min_similarity, **options
+            )
+            _, merged = with_summaries(
+                project_id=project_id,
+                base=base,
+                keyword=None,
+                semantic=found,
+                lexemes=[],
+                vector=vector,
+                limit=limit,
+                min_similarity=min_similarity,
+            )
         return merged or []
 
     try:
-        return ranked(query_vector(text, project_id=project_id))
+        with stage("embed"):
+            vector = query_vector(text, project_id=project_id)
+        return ranked(vector)
     except DataError as exc:
         if "dimensions" not in str(exc) or connection.in_atomic_block:
             raise
