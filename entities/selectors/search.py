@@ -19,7 +19,7 @@ from uuid import UUID
 
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 
 from entities.models import Entity, EntityMemory
 from entities.scope import GraphScope
@@ -128,13 +128,14 @@ def entities_in_text(
 
 def specificity(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
     """How much naming an entity says: ln(N / df) / ln(N), N the project's memories and df
-    those linked to the entity, both counted over live and soft-deleted memories alike (the
-    links index answers df alone, ten times cheaper than checking each link against its
-    memory). An entity in one memory weighs 1; one in every memory
-    (a chat's speaker, the user) weighs nothing, like a stop word. N and each df are
-    remembered for SPECIFICITY_TTL seconds: they are weights, and counting a large project's
-    memories on every search would cost more than the rest of the boost;
-    N is the count `project_memory_count` remembers."""
+    those that mentioned the entity (its `mention_count`: each memory once, when first
+    linked), both counted over live and soft-deleted memories alike. An entity in one
+    memory weighs 1; one in every memory (a chat's speaker, the user) weighs nothing, like a
+    stop word. df is read from the entities' rows (counting their links instead cost a name
+    in fifty users' graphs several milliseconds); N and each df are remembered for
+    SPECIFICITY_TTL seconds: they are weights, and counting a large project's memories on
+    every search would cost more than the rest of the boost; N is the count
+    `project_memory_count` remembers."""
     total = project_memory_count(project=project)
     if total <= 1:
         return dict.fromkeys(entity_ids, 1.0)
@@ -144,10 +145,9 @@ def specificity(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
     missing = [pk for pk in entity_ids if pk not in counts]
     if missing:
         found = dict(
-            EntityMemory.objects.filter(project=project, entity_id__in=missing)
-            .values("entity_id")
-            .annotate(n=Count("memory_id"))
-            .values_list("entity_id", "n")
+            Entity.objects.filter(project=project, pk__in=missing).values_list(
+                "pk", "mention_count"
+            )
         )
         fresh = {pk: found.get(pk, 0) for pk in missing}
         cache.set_many({keys[pk]: n for pk, n in fresh.items()}, SPECIFICITY_TTL)
@@ -163,7 +163,7 @@ AMBIGUITY_CAP = 200  # memories counted per one-word name, linked and holding th
 # has its own "CRM" entity (fifty of them) asks for the word once, not fifty times.
 _WORD_SHARE_SQL = f"""
 WITH named AS MATERIALIZED (
-    SELECT e.id, e.normalized_name
+    SELECT e.id, e.normalized_name, e.mention_count
     FROM {Entity._meta.db_table} e
     WHERE e.project_id = %(project)s AND e.id = ANY(%(ids)s)
       AND strpos(e.normalized_name, ' ') = 0
@@ -174,17 +174,14 @@ WITH named AS MATERIALIZED (
         LIMIT %(cap)s) AS hits) AS n
     FROM (SELECT DISTINCT normalized_name AS name FROM named) w
 )
-SELECT named.id,
-    (SELECT count(*) FROM (SELECT 1 FROM {EntityMemory._meta.db_table} l
-        WHERE l.project_id = %(project)s AND l.entity_id = named.id LIMIT %(cap)s) AS a),
-    said.n
+SELECT named.id, least(named.mention_count, %(cap)s), said.n
 FROM named JOIN said ON said.name = named.normalized_name
 """
 
 
 def name_as_word_share(*, project: Project, entity_ids: list[int]) -> dict[int, float]:
     """{entity id: how often its one-word name, as a word of the memories, means it} for
-    the one-word names among `entity_ids`: memories linked to it / memories holding the word
+    the one-word names among `entity_ids`: memories that mentioned it / memories holding the word
     (each counted up to AMBIGUITY_CAP, one short statement, remembered for SPECIFICITY_TTL
     seconds as the specificity's counts are). A question's "team" or "go"
     matches an entity named "Team" or "Go" exactly, but where nine memories say "team" and

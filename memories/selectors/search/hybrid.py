@@ -183,7 +183,7 @@ def _prepare_boosts(project: Project, query: SearchQuery) -> list[tuple[Any, dic
     boosts = []
     for boost in resolve_boosts():
         prepare = getattr(boost, "prepare", None)
-        with stages.stage(_boost_name(boost)):
+        with stages.stage(f"{_boost_name(boost)}_prepare"):
             extra = {"prepared": prepare(project=project, query=query)} if prepare else {}
         boosts.append((boost, extra))
     return boosts
