@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.common import percentiles
+
 LITERALS = re.compile(r"'(?:[^']|'')*'|\b\d+(?:\.\d+)?\b|%s")
 SAVEPOINT = re.compile(r'"s\d+_x\d+"')  # Django names each savepoint after its thread
 SPACES = re.compile(r"\s+")
@@ -70,16 +72,10 @@ class Timings:
         measured = len(self.wall)
         rows = []
         for name, values in self.stages.items():
-            padded = sorted(values + [0.0] * (measured - len(values)))
-            rows.append(
-                [
-                    name,
-                    round(padded[len(padded) // 2], 2),
-                    round(padded[min(len(padded) - 1, int(len(padded) * 0.95))], 2),
-                    round(sum(values) / measured, 2),
-                    round(len(values) / measured, 2),
-                ]
-            )
+            spread = percentiles(values + [0.0] * (measured - len(values)))
+            share = len(values) / measured
+            mean = sum(values) / measured
+            rows.append([name, spread["p50"], spread["p95"], round(mean, 2), round(share, 2)])
         return rows
 
     def statement_rows(self, top: int) -> list[list[Any]]:

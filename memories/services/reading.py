@@ -48,8 +48,7 @@ def memories_recall(*, project: Project, query: SearchQuery) -> SearchResult:
         lambda: memory_search(project=project, query=query),
         store=read_alias() == DEFAULT_DB_ALIAS,
     )
-    with stage("reinforce"):
-        _answered(project, result, [hit.memory.pk for hit in result.hits], started, cached)
+    _answered(project, result, [hit.memory.pk for hit in result.hits], started, cached)
     return result
 
 
@@ -77,8 +76,7 @@ def memories_recall_across_sources(
         store=read_alias() == DEFAULT_DB_ALIAS,
     )
     returned = [hit.memory.pk for hit in result.hits if isinstance(hit, SearchHit)]
-    with stage("reinforce"):
-        _answered(project, result, returned, started, cached)
+    _answered(project, result, returned, started, cached)
     return result
 
 
@@ -97,13 +95,14 @@ def _answered(
 ) -> None:
     """What follows every answered search (from the cache too): its memories reinforced, the
     search counted."""
-    latency_ms = (time.perf_counter() - started) * 1000
-    memories_reinforce_later(project=project, memory_ids=returned)
-    run_hooks(
-        "search_completed",
-        project=project,
-        mode=result.mode,
-        hits=len(result.hits),
-        latency_ms=latency_ms,
-        cached=cached,
-    )
+    with stage("reinforce"):
+        latency_ms = (time.perf_counter() - started) * 1000
+        memories_reinforce_later(project=project, memory_ids=returned)
+        run_hooks(
+            "search_completed",
+            project=project,
+            mode=result.mode,
+            hits=len(result.hits),
+            latency_ms=latency_ms,
+            cached=cached,
+        )
