@@ -101,6 +101,12 @@ def search_stats_trim(*, today: date | None = None) -> int:
 
 
 def _write(tallies: dict[Key, _Tally]) -> int:
+    """Upsert the tallies of projects that still exist: one deleted since its searches loses
+    its counts, and the other projects in the same write keep theirs."""
+    existing = set(
+        Project.objects.filter(pk__in={key[0] for key in tallies}).values_list("pk", flat=True)
+    )
+    tallies = {key: tally for key, tally in tallies.items() if key[0] in existing}
     if not tallies:
         return 0
     with transaction.atomic(), connection.cursor() as cursor:

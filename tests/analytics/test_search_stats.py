@@ -15,7 +15,7 @@ from analytics.services.search_stats import (
     search_stats_flush,
     search_stats_trim,
 )
-from tests.conftest import Tenant
+from tests.conftest import Tenant, make_tenant
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/analytics/search/"
@@ -108,3 +108,14 @@ def test_outside_a_transaction_searches_are_merged_and_written_by_the_flush(alic
     search_stats_flush()
     row.refresh_from_db()
     assert (row.searches, sum(row.latency_buckets)) == (5, 5)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_project_deleted_before_the_flush_loses_its_counts_and_no_other_does() -> None:
+    kept, gone = make_tenant("stats-kept"), make_tenant("stats-gone")
+    for tenant in (kept, gone):
+        search_completed(project=tenant.project, mode="keyword", hits=1, latency_ms=5.0)
+    gone.project.delete()
+    search_stats_flush()
+    assert SearchStat.objects.get(project=kept.project, mode="keyword").searches == 1
+    assert not SearchStat.objects.filter(project_id=gone.project.pk).exists()
