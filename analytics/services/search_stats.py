@@ -102,7 +102,10 @@ def search_stats_trim(*, today: date | None = None) -> int:
 
 def _write(tallies: dict[Key, _Tally]) -> int:
     """Upsert the tallies of projects that still exist: one deleted since its searches loses
-    its counts, and the other projects in the same write keep theirs."""
+    its counts, and the other projects in the same write keep theirs (nothing queued: no
+    statement, so a process exiting with no searches never touches its database)."""
+    if not tallies:
+        return 0
     existing = set(
         Project.objects.filter(pk__in={key[0] for key in tallies}).values_list("pk", flat=True)
     )
